@@ -1,0 +1,228 @@
+// Canonical-ABI lift/lower of the core's outputs: planned actions and everything they carry.
+// Lowering is what the agent uses; lifting exists so that abi-check can echo every type.
+import {
+  ActionKind,
+  ActionTag,
+  ContainerRef,
+  ContainerStatus,
+  CreateContainer,
+  PlannedAction,
+  PodEvent,
+  PodStatus,
+  SandboxSpec,
+  StopContainer,
+} from "../core/model";
+import { liftList, liftString, lowerList, lowerString } from "./memory";
+import { liftContainerSpec, lowerContainerSpec } from "./pod-spec";
+
+// sandbox-spec { pod-uid @0, pod-name @8, pod-namespace @16, attempt u32 @24, host-network u8 @28,
+//   termination-grace-period-seconds s64 @32, cgroup-parent @40 }: 48, align 8.
+const SANDBOX_SPEC_SIZE: usize = 48;
+// create-container { sandbox-id @0, sandbox @8 (48), attempt u32 @56, spec-hash @60, container @68 (68) }
+//   : 136, align 8.
+// container-ref { container-id @0, container-name @8 }: 16, align 4.
+// stop-container { container-id @0, container-name @8, timeout-seconds s64 @16 }: 24, align 8.
+// container-status { name @0, container-id @8, image @16, state u8 @24, reason @28, message @36,
+//   exit-code s32 @44, restart-count u32 @48, ready u8 @52, started-at-ns @56, finished-at-ns @64 }: 72.
+const CONTAINER_STATUS_SIZE: usize = 72;
+// pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
+//   version u64 @40 }: 48, align 8.
+// pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 136): 144, align 8.
+const ACTION_PAYLOAD_OFFSET: usize = 8;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 176, align 8.
+export const PLANNED_ACTION_SIZE: usize = 176;
+
+function liftSandboxSpec(ptr: usize): SandboxSpec {
+  const spec = new SandboxSpec();
+  spec.podUid = liftString(ptr);
+  spec.podName = liftString(ptr + 8);
+  spec.podNamespace = liftString(ptr + 16);
+  spec.attempt = load<u32>(ptr + 24);
+  spec.hostNetwork = load<u8>(ptr + 28) != 0;
+  spec.terminationGracePeriodSeconds = load<i64>(ptr + 32);
+  spec.cgroupParent = liftString(ptr + 40);
+  return spec;
+}
+
+function lowerSandboxSpec(ptr: usize, spec: SandboxSpec): void {
+  lowerString(ptr, spec.podUid);
+  lowerString(ptr + 8, spec.podName);
+  lowerString(ptr + 16, spec.podNamespace);
+  store<u32>(ptr + 24, spec.attempt);
+  store<u8>(ptr + 28, <u8>(spec.hostNetwork ? 1 : 0));
+  store<i64>(ptr + 32, spec.terminationGracePeriodSeconds);
+  lowerString(ptr + 40, spec.cgroupParent);
+}
+
+function liftCreateContainer(ptr: usize): CreateContainer {
+  const create = new CreateContainer();
+  create.sandboxId = liftString(ptr);
+  create.sandbox = liftSandboxSpec(ptr + 8);
+  create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
+  create.specHash = liftString(ptr + 60);
+  create.container = liftContainerSpec(ptr + 68);
+  return create;
+}
+
+function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
+  lowerString(ptr, create.sandboxId);
+  lowerSandboxSpec(ptr + 8, create.sandbox);
+  store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
+  lowerString(ptr + 60, create.specHash);
+  lowerContainerSpec(ptr + 68, create.container);
+}
+
+function liftContainerStatus(ptr: usize): ContainerStatus {
+  const status = new ContainerStatus();
+  status.name = liftString(ptr);
+  status.containerId = liftString(ptr + 8);
+  status.image = liftString(ptr + 16);
+  status.state = load<u8>(ptr + 24);
+  status.reason = liftString(ptr + 28);
+  status.message = liftString(ptr + 36);
+  status.exitCode = load<i32>(ptr + 44);
+  status.restartCount = load<u32>(ptr + 48);
+  status.ready = load<u8>(ptr + 52) != 0;
+  status.startedAtNs = load<i64>(ptr + 56);
+  status.finishedAtNs = load<i64>(ptr + 64);
+  return status;
+}
+
+function lowerContainerStatus(ptr: usize, status: ContainerStatus): void {
+  lowerString(ptr, status.name);
+  lowerString(ptr + 8, status.containerId);
+  lowerString(ptr + 16, status.image);
+  store<u8>(ptr + 24, <u8>(status.state));
+  lowerString(ptr + 28, status.reason);
+  lowerString(ptr + 36, status.message);
+  store<i32>(ptr + 44, status.exitCode);
+  store<u32>(ptr + 48, status.restartCount);
+  store<u8>(ptr + 52, <u8>(status.ready ? 1 : 0));
+  store<i64>(ptr + 56, status.startedAtNs);
+  store<i64>(ptr + 64, status.finishedAtNs);
+}
+
+function liftPodStatus(ptr: usize): PodStatus {
+  const status = new PodStatus();
+  status.phase = load<u8>(ptr);
+  status.reason = liftString(ptr + 4);
+  status.message = liftString(ptr + 12);
+  status.sandboxId = liftString(ptr + 20);
+  status.containerStatuses = liftList<ContainerStatus>(ptr + 28, CONTAINER_STATUS_SIZE, liftContainerStatus);
+  status.version = load<u64>(ptr + 40);
+  return status;
+}
+
+function lowerPodStatus(ptr: usize, status: PodStatus): void {
+  store<u8>(ptr, <u8>(status.phase));
+  lowerString(ptr + 4, status.reason);
+  lowerString(ptr + 12, status.message);
+  lowerString(ptr + 20, status.sandboxId);
+  lowerList<ContainerStatus>(ptr + 28, status.containerStatuses, CONTAINER_STATUS_SIZE, lowerContainerStatus);
+  store<u64>(ptr + 40, status.version);
+}
+
+function liftActionKind(ptr: usize): ActionKind {
+  const kind = new ActionKind();
+  const tag = load<u8>(ptr);
+  const payload = ptr + ACTION_PAYLOAD_OFFSET;
+  kind.tag = tag;
+  switch (tag) {
+    case ActionTag.Relist:
+      break;
+    case ActionTag.RunSandbox:
+      kind.sandbox = liftSandboxSpec(payload);
+      break;
+    case ActionTag.StopSandbox:
+    case ActionTag.RemoveSandbox:
+    case ActionTag.RemovePodCgroup:
+      kind.text = liftString(payload);
+      break;
+    case ActionTag.CreateContainer:
+      kind.create = liftCreateContainer(payload);
+      break;
+    case ActionTag.StartContainer:
+    case ActionTag.RemoveContainer:
+      kind.ref = new ContainerRef(liftString(payload), liftString(payload + 8));
+      break;
+    case ActionTag.StopContainer:
+      kind.stop = new StopContainer(liftString(payload), liftString(payload + 8), load<i64>(payload + 16));
+      break;
+    case ActionTag.PodStatusChanged:
+      kind.status = liftPodStatus(payload);
+      break;
+    case ActionTag.PodEvent:
+      kind.event = new PodEvent(
+        liftString(payload), load<u8>(payload + 8), liftString(payload + 12), liftString(payload + 20));
+      break;
+    default:
+      assert(false, "abi: unknown action-kind case");
+  }
+  return kind;
+}
+
+function lowerActionKind(ptr: usize, kind: ActionKind): void {
+  const payload = ptr + ACTION_PAYLOAD_OFFSET;
+  store<u8>(ptr, <u8>(kind.tag));
+  switch (kind.tag) {
+    case ActionTag.Relist:
+      break;
+    case ActionTag.RunSandbox:
+      lowerSandboxSpec(payload, changetype<SandboxSpec>(kind.sandbox));
+      break;
+    case ActionTag.StopSandbox:
+    case ActionTag.RemoveSandbox:
+    case ActionTag.RemovePodCgroup:
+      lowerString(payload, kind.text);
+      break;
+    case ActionTag.CreateContainer:
+      lowerCreateContainer(payload, changetype<CreateContainer>(kind.create));
+      break;
+    case ActionTag.StartContainer:
+    case ActionTag.RemoveContainer: {
+      const ref = changetype<ContainerRef>(kind.ref);
+      lowerString(payload, ref.containerId);
+      lowerString(payload + 8, ref.containerName);
+      break;
+    }
+    case ActionTag.StopContainer: {
+      const stop = changetype<StopContainer>(kind.stop);
+      lowerString(payload, stop.containerId);
+      lowerString(payload + 8, stop.containerName);
+      store<i64>(payload + 16, stop.timeoutSeconds);
+      break;
+    }
+    case ActionTag.PodStatusChanged:
+      lowerPodStatus(payload, changetype<PodStatus>(kind.status));
+      break;
+    case ActionTag.PodEvent: {
+      const event = changetype<PodEvent>(kind.event);
+      lowerString(payload, event.containerName);
+      store<u8>(payload + 8, <u8>(event.eventType));
+      lowerString(payload + 12, event.reason);
+      lowerString(payload + 20, event.message);
+      break;
+    }
+    default:
+      assert(false, "abi: unknown action-kind case");
+  }
+}
+
+export function liftPlannedAction(ptr: usize): PlannedAction {
+  const action = new PlannedAction();
+  action.id = load<u64>(ptr);
+  action.podUid = liftString(ptr + 8);
+  action.podNamespace = liftString(ptr + 16);
+  action.podName = liftString(ptr + 24);
+  action.kind = liftActionKind(ptr + 32);
+  return action;
+}
+
+export function lowerPlannedAction(ptr: usize, action: PlannedAction): void {
+  store<u64>(ptr, action.id);
+  lowerString(ptr + 8, action.podUid);
+  lowerString(ptr + 16, action.podNamespace);
+  lowerString(ptr + 24, action.podName);
+  lowerActionKind(ptr + 32, action.kind);
+}

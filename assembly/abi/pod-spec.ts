@@ -1,0 +1,101 @@
+// Canonical-ABI lift/lower of the pod-spec family: env-var, resource-quantity, container-spec,
+// pod-spec, pod-rejection. Offsets are the canonical ABI's (fields aligned to their own
+// alignment, records padded to their largest); strings and lists are (ptr u32, len u32).
+import { ContainerSpec, EnvVar, PodRejection, PodSpec, ResourceQuantity } from "../core/model";
+import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
+
+// env-var { name @0, value @8 }: size 16, align 4. resource-quantity has the same shape.
+export const ENV_VAR_SIZE: usize = 16;
+export const RESOURCE_QUANTITY_SIZE: usize = 16;
+// container-spec { name @0, image @8, command @16, args @24, env @32,
+//   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60 }
+export const CONTAINER_SPEC_SIZE: usize = 68;
+// pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
+//   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
+//   host-network @48, containers @52 }: size 64, align 8.
+export const POD_SPEC_SIZE: usize = 64;
+// pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
+export const POD_REJECTION_SIZE: usize = 28;
+
+export function liftEnvVar(ptr: usize): EnvVar {
+  return new EnvVar(liftString(ptr), liftString(ptr + 8));
+}
+
+export function lowerEnvVar(ptr: usize, item: EnvVar): void {
+  lowerString(ptr, item.name);
+  lowerString(ptr + 8, item.value);
+}
+
+export function liftResourceQuantity(ptr: usize): ResourceQuantity {
+  return new ResourceQuantity(liftString(ptr), liftString(ptr + 8));
+}
+
+export function lowerResourceQuantity(ptr: usize, item: ResourceQuantity): void {
+  lowerString(ptr, item.name);
+  lowerString(ptr + 8, item.quantity);
+}
+
+export function liftContainerSpec(ptr: usize): ContainerSpec {
+  const spec = new ContainerSpec();
+  spec.name = liftString(ptr);
+  spec.image = liftString(ptr + 8);
+  spec.command = liftList<string>(ptr + 16, 8, liftStringElement);
+  spec.args = liftList<string>(ptr + 24, 8, liftStringElement);
+  spec.env = liftList<EnvVar>(ptr + 32, ENV_VAR_SIZE, liftEnvVar);
+  spec.workingDir = load<u8>(ptr + 40) != 0 ? liftString(ptr + 44) : null;
+  spec.requests = liftList<ResourceQuantity>(ptr + 52, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
+  spec.limits = liftList<ResourceQuantity>(ptr + 60, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
+  return spec;
+}
+
+export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
+  lowerString(ptr, spec.name);
+  lowerString(ptr + 8, spec.image);
+  lowerList<string>(ptr + 16, spec.command, 8, lowerStringElement);
+  lowerList<string>(ptr + 24, spec.args, 8, lowerStringElement);
+  lowerList<EnvVar>(ptr + 32, spec.env, ENV_VAR_SIZE, lowerEnvVar);
+  const workingDir = spec.workingDir;
+  if (workingDir !== null) {
+    store<u8>(ptr + 40, 1);
+    lowerString(ptr + 44, workingDir);
+  } else {
+    store<u8>(ptr + 40, 0);
+  }
+  lowerList<ResourceQuantity>(ptr + 52, spec.requests, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
+  lowerList<ResourceQuantity>(ptr + 60, spec.limits, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
+}
+
+export function liftPodSpec(ptr: usize): PodSpec {
+  const pod = new PodSpec();
+  pod.uid = liftString(ptr);
+  pod.namespace = liftString(ptr + 8);
+  pod.name = liftString(ptr + 16);
+  pod.restartPolicy = liftString(ptr + 24);
+  pod.hasGracePeriod = load<u8>(ptr + 32) != 0;
+  pod.terminationGracePeriodSeconds = pod.hasGracePeriod ? load<i64>(ptr + 40) : 0;
+  pod.hostNetwork = load<u8>(ptr + 48) != 0;
+  pod.containers = liftList<ContainerSpec>(ptr + 52, CONTAINER_SPEC_SIZE, liftContainerSpec);
+  return pod;
+}
+
+export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
+  lowerString(ptr, pod.uid);
+  lowerString(ptr + 8, pod.namespace);
+  lowerString(ptr + 16, pod.name);
+  lowerString(ptr + 24, pod.restartPolicy);
+  store<u8>(ptr + 32, <u8>(pod.hasGracePeriod ? 1 : 0));
+  store<i64>(ptr + 40, pod.hasGracePeriod ? pod.terminationGracePeriodSeconds : 0);
+  store<u8>(ptr + 48, <u8>(pod.hostNetwork ? 1 : 0));
+  lowerList<ContainerSpec>(ptr + 52, pod.containers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
+}
+
+export function liftPodRejection(ptr: usize): PodRejection {
+  return new PodRejection(load<u32>(ptr), liftString(ptr + 4), liftString(ptr + 12), liftString(ptr + 20));
+}
+
+export function lowerPodRejection(ptr: usize, item: PodRejection): void {
+  store<u32>(ptr, item.index);
+  lowerString(ptr + 4, item.uid);
+  lowerString(ptr + 12, item.field);
+  lowerString(ptr + 20, item.message);
+}

@@ -1,0 +1,421 @@
+// The agent: owns every pod record, feeds relists through the PLEG, applies action results to the
+// view, runs pod worker steps and publishes statuses. Sans-IO: inputs carry `nowMs`, outputs are
+// queued actions the host polls.
+import { Backoff } from "./backoff";
+import { InFlight, WorkerContext } from "./context";
+import {
+  ActionResult,
+  ActionTag,
+  AgentConfig,
+  ContainerObservation,
+  ContainerState,
+  ContainerStatus,
+  ErrorKind,
+  EventType,
+  PlannedAction,
+  PodPhase,
+  PodRejection,
+  PodSpec,
+  PodStatus,
+  RuntimeSnapshot,
+  SandboxObservation,
+  SandboxState,
+} from "./model";
+import { Pleg } from "./pleg";
+import { PodRecord } from "./pod-record";
+import { WorkerEvent, WorkerState, canTransition, transition } from "./pod-workers";
+import { imagePullKey, restartPolicyOf } from "./restart";
+import { WaitingReason, containerStatuses, podPhase } from "./status";
+import { syncPodStep } from "./sync-pod";
+import { cleanupStep, terminatingStep } from "./terminate-pod";
+import { validatePod } from "./validation";
+
+/// gRPC NOT_FOUND: the object is already gone, which is what a stop or remove wanted.
+const GRPC_NOT_FOUND: u32 = 5;
+const NS_PER_MS: i64 = 1_000_000;
+
+class PodView {
+  sandboxes: SandboxObservation[] = [];
+  containers: ContainerObservation[] = [];
+}
+
+export class Agent {
+  private ctx: WorkerContext;
+  private pods: Map<string, PodRecord> = new Map();
+  private pleg: Pleg = new Pleg();
+  private relistInFlightId: u64 = 0;
+  private nextRelistAtMs: u64 = 0;
+  /// No pod is acted on before the first relist: after an agent restart the runtime already
+  /// holds its pods, and acting blind would create duplicates.
+  private seenRuntime: bool = false;
+  /// Counters, for tests and metrics.
+  plegEventCount: u64 = 0;
+  unknownResultCount: u64 = 0;
+
+  constructor(public config: AgentConfig) {
+    assert(config.relistPeriodMs > 0, "agent-config: relist-period-ms must be > 0");
+    assert(config.backoffInitialMs > 0 && config.backoffInitialMs <= config.backoffMaxMs, "agent-config: back-off");
+    this.ctx = new WorkerContext(config, new Backoff(config.backoffInitialMs, config.backoffMaxMs),
+      new Backoff(config.backoffInitialMs, config.backoffMaxMs));
+  }
+
+  handlePods(nowMs: u64, specs: PodSpec[]): PodRejection[] {
+    this.ctx.nowMs = nowMs;
+    const rejections: PodRejection[] = [];
+    const desired = new Map<string, PodSpec>();
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i];
+      const problem = validatePod(spec, <u32>i);
+      if (problem !== null) {
+        rejections.push(problem);
+        continue;
+      }
+      if (desired.has(spec.uid)) {
+        rejections.push(new PodRejection(<u32>i, spec.uid, "metadata.uid", 'Duplicate value: "' + spec.uid + '"'));
+        continue;
+      }
+      desired.set(spec.uid, spec);
+    }
+    const uids = desired.keys();
+    for (let i = 0; i < uids.length; i++) {
+      const spec = desired.get(uids[i]);
+      let rec: PodRecord;
+      if (this.pods.has(spec.uid)) {
+        rec = this.pods.get(spec.uid);
+        const wasRemoved = rec.spec === null;
+        rec.setSpec(spec);
+        rec.retryAtMs = 0; // a new spec is acted on now; back-offs still apply inside the step
+        if (wasRemoved) this.move(rec, WorkerEvent.Readded);
+      } else {
+        rec = new PodRecord(spec.uid, spec.namespace, spec.name);
+        rec.setSpec(spec);
+        this.pods.set(spec.uid, rec);
+      }
+    }
+    const known = this.pods.values();
+    for (let i = 0; i < known.length; i++) {
+      const rec = known[i];
+      if (rec.spec !== null && !desired.has(rec.uid)) {
+        rec.spec = null;
+        rec.dirty = true;
+        this.move(rec, WorkerEvent.Removed);
+      }
+    }
+    return rejections;
+  }
+
+  handleRelist(nowMs: u64, snapshot: RuntimeSnapshot): void {
+    this.ctx.nowMs = nowMs;
+    this.relistInFlightId = 0;
+    this.nextRelistAtMs = nowMs + this.config.relistPeriodMs;
+    this.seenRuntime = true;
+    const events = this.pleg.relist(snapshot.sandboxes, snapshot.containers);
+    this.plegEventCount += <u64>events.length;
+
+    const views = new Map<string, PodView>();
+    for (let i = 0, n = snapshot.sandboxes.length; i < n; i++) {
+      const s = unchecked(snapshot.sandboxes[i]);
+      if (!views.has(s.podUid)) views.set(s.podUid, new PodView());
+      views.get(s.podUid).sandboxes.push(s);
+      if (!this.pods.has(s.podUid)) this.adoptOrphan(s);
+    }
+    for (let i = 0, n = snapshot.containers.length; i < n; i++) {
+      const c = unchecked(snapshot.containers[i]);
+      if (!views.has(c.podUid)) views.set(c.podUid, new PodView());
+      views.get(c.podUid).containers.push(c);
+    }
+    const uninspected = new Set<string>();
+    for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
+
+    const records = this.pods.values();
+    for (let i = 0, n = records.length; i < n; i++) {
+      const rec = unchecked(records[i]);
+      if (uninspected.has(rec.uid)) continue; // keep the old view; look again next relist
+      if (snapshot.listedAtMs <= rec.viewMutatedAtMs) continue; // older than what we know
+      const view = views.has(rec.uid) ? views.get(rec.uid) : new PodView();
+      if (!rec.needsFreshView && sameView(rec, view)) continue;
+      rec.sandboxes = view.sandboxes;
+      rec.containers = view.containers;
+      rec.needsFreshView = false;
+      rec.dirty = true;
+    }
+    // Containers with no known pod: their sandbox record made them orphans above; a container
+    // whose sandbox is not listed at all has no labels to act on and is left to the runtime.
+  }
+
+  private adoptOrphan(s: SandboxObservation): void {
+    const rec = new PodRecord(s.podUid, s.podNamespace, s.podName);
+    if (s.hasGracePeriod) rec.observedGracePeriodSeconds = s.terminationGracePeriodSeconds;
+    rec.state = WorkerState.TerminatingPod;
+    this.pods.set(rec.uid, rec);
+  }
+
+  handleActionResults(nowMs: u64, results: ActionResult[]): void {
+    this.ctx.nowMs = nowMs;
+    for (let i = 0; i < results.length; i++) this.applyResult(nowMs, results[i]);
+  }
+
+  private applyResult(nowMs: u64, result: ActionResult): void {
+    if (result.actionId == this.relistInFlightId && this.relistInFlightId != 0) {
+      // Only failures of a relist come here; success is handle-relist.
+      this.relistInFlightId = 0;
+      this.nextRelistAtMs = nowMs + this.config.relistPeriodMs;
+      return;
+    }
+    if (!this.ctx.inFlight.has(result.actionId)) {
+      this.unknownResultCount++;
+      return;
+    }
+    const flight = this.ctx.inFlight.get(result.actionId);
+    this.ctx.inFlight.delete(result.actionId);
+    if (!this.pods.has(flight.podUid)) return;
+    const rec = this.pods.get(flight.podUid);
+    rec.busyCount--;
+    rec.dirty = true;
+    rec.viewMutatedAtMs = nowMs;
+    const error = result.error;
+    if (error !== null) {
+      this.applyFailure(nowMs, rec, flight, error.kind, error.grpcCode, error.message);
+      return;
+    }
+    const nowNs = <i64>nowMs * NS_PER_MS;
+    switch (flight.tag) {
+      case ActionTag.RunSandbox: {
+        const s = new SandboxObservation();
+        s.id = result.createdId;
+        s.podUid = rec.uid;
+        s.podName = rec.name;
+        s.podNamespace = rec.namespace;
+        s.attempt = flight.attempt;
+        s.state = SandboxState.Ready;
+        s.createdAtNs = nowNs;
+        rec.putSandbox(s);
+        break;
+      }
+      case ActionTag.CreateContainer: {
+        const c = new ContainerObservation();
+        c.id = result.createdId;
+        c.sandboxId = flight.sandboxId;
+        c.podUid = rec.uid;
+        c.name = flight.containerName;
+        c.attempt = flight.attempt;
+        c.state = ContainerState.Created;
+        c.image = flight.image;
+        c.specHash = flight.specHash;
+        c.createdAtNs = nowNs;
+        rec.putContainer(c);
+        rec.waiting.delete(flight.containerName);
+        this.ctx.imageBackoff.reset(imagePullKey(rec.uid, flight.image));
+        this.ctx.event(rec, flight.containerName, EventType.Normal, "Created", "Created container " + flight.containerName);
+        break;
+      }
+      case ActionTag.StartContainer: {
+        const c = rec.findContainer(flight.containerId);
+        if (c !== null) {
+          c.state = ContainerState.Running;
+          c.startedAtNs = nowNs;
+        }
+        this.ctx.event(rec, flight.containerName, EventType.Normal, "Started", "Started container " + flight.containerName);
+        break;
+      }
+      case ActionTag.StopContainer:
+      case ActionTag.StopSandbox:
+        // The exit code and finish time come from the runtime: decide again after a relist.
+        this.markStopped(rec, flight);
+        break;
+      case ActionTag.RemoveContainer:
+        rec.dropContainer(flight.containerId);
+        break;
+      case ActionTag.RemoveSandbox:
+        rec.dropSandbox(flight.sandboxId);
+        break;
+    }
+  }
+
+  private markStopped(rec: PodRecord, flight: InFlight): void {
+    if (flight.tag == ActionTag.StopSandbox) {
+      const s = rec.findSandbox(flight.sandboxId);
+      if (s !== null) s.state = SandboxState.NotReady;
+    } else {
+      const c = rec.findContainer(flight.containerId);
+      if (c !== null) {
+        c.state = ContainerState.Exited;
+        if (c.finishedAtNs == 0) c.finishedAtNs = <i64>this.ctx.nowMs * NS_PER_MS;
+      }
+    }
+    rec.needsFreshView = true;
+    this.ctx.relistRequested = true;
+  }
+
+  private applyFailure(nowMs: u64, rec: PodRecord, flight: InFlight, kind: i32, grpcCode: u32, message: string): void {
+    const tag = flight.tag;
+    if (grpcCode == GRPC_NOT_FOUND && tag != ActionTag.CreateContainer && tag != ActionTag.RunSandbox && tag != ActionTag.StartContainer) {
+      // Already gone: exactly what a stop or remove wanted.
+      if (tag == ActionTag.RemoveContainer) rec.dropContainer(flight.containerId);
+      else if (tag == ActionTag.RemoveSandbox) rec.dropSandbox(flight.sandboxId);
+      else this.markStopped(rec, flight);
+      return;
+    }
+    if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImagePull) {
+      this.ctx.imageBackoff.next(imagePullKey(rec.uid, flight.image), nowMs, nowMs);
+      rec.waiting.set(flight.containerName, new WaitingReason("ErrImagePull", message));
+      this.ctx.event(rec, flight.containerName, EventType.Warning, "Failed", "Failed to pull image \"" + flight.image + "\": " + message);
+      this.wake(rec, this.ctx.imageBackoff.waitEndsAtMs(imagePullKey(rec.uid, flight.image)));
+      return;
+    }
+    if (tag == ActionTag.CreateContainer) {
+      rec.waiting.set(flight.containerName, new WaitingReason("CreateContainerError", message));
+    } else if (tag == ActionTag.StartContainer) {
+      rec.waiting.set(flight.containerName, new WaitingReason("RunContainerError", message));
+      // A container whose start failed is left "created" or "exited" by the runtime: look again.
+      rec.needsFreshView = true;
+      this.ctx.relistRequested = true;
+    }
+    const reason = tag == ActionTag.RunSandbox ? "FailedCreatePodSandBox" : tag == ActionTag.StopContainer || tag == ActionTag.StopSandbox ? "FailedKillPod" : "Failed";
+    this.ctx.event(rec, flight.containerName, EventType.Warning, reason, message);
+    // Upstream pod workers retry a failed sync after a fixed back-off.
+    this.wake(rec, nowMs + this.config.workerErrorBackoffMs);
+  }
+
+  private wake(rec: PodRecord, atMs: u64): void {
+    if (rec.retryAtMs == 0 || atMs < rec.retryAtMs || rec.retryAtMs <= this.ctx.nowMs) rec.retryAtMs = atMs;
+  }
+
+  pollActions(nowMs: u64): PlannedAction[] {
+    const ctx = this.ctx;
+    ctx.nowMs = nowMs;
+    if (ctx.relistRequested && this.relistInFlightId == 0) {
+      ctx.relistRequested = false;
+      this.nextRelistAtMs = nowMs;
+    }
+    if (this.relistInFlightId == 0 && nowMs >= this.nextRelistAtMs) this.relistInFlightId = ctx.relist();
+    if (this.seenRuntime) this.runWorkers(nowMs);
+    const out = ctx.queue;
+    ctx.queue = [];
+    return out;
+  }
+
+  private runWorkers(nowMs: u64): void {
+    const due: string[] = [];
+    const records = this.pods.values();
+    for (let i = 0, n = records.length; i < n; i++) {
+      const rec = unchecked(records[i]);
+      if (rec.retryAtMs != 0 && rec.retryAtMs <= nowMs) {
+        rec.retryAtMs = 0;
+        rec.dirty = true;
+      }
+      if (rec.dirty && rec.busyCount == 0 && !rec.needsFreshView && rec.retryAtMs == 0) due.push(rec.uid);
+    }
+    // Sorted, so that the actions never depend on the order pods arrived in.
+    due.sort((a: string, b: string): i32 => (a < b ? -1 : a > b ? 1 : 0));
+    for (let i = 0; i < due.length; i++) this.runWorker(this.pods.get(due[i]));
+  }
+
+  private runWorker(rec: PodRecord): void {
+    rec.dirty = false;
+    this.refreshStatus(rec);
+    if (rec.state == WorkerState.SyncPod) {
+      if (rec.terminal) {
+        this.move(rec, WorkerEvent.BecameTerminal);
+      } else {
+        syncPodStep(rec, this.ctx);
+        this.refreshStatus(rec);
+        return;
+      }
+    }
+    if (rec.state == WorkerState.TerminatingPod) {
+      if (terminatingStep(rec, this.ctx)) return;
+      this.move(rec, WorkerEvent.AllStopped);
+    }
+    if (rec.state == WorkerState.TerminatedPod) {
+      if (rec.spec !== null) return; // terminal but still desired: keep it as it is
+      if (cleanupStep(rec, this.ctx)) return;
+      this.move(rec, WorkerEvent.AllRemoved);
+    }
+    if (rec.state == WorkerState.Forgotten) this.pods.delete(rec.uid);
+  }
+
+  private move(rec: PodRecord, event: i32): void {
+    if (event == WorkerEvent.Removed && !canTransition(rec.state, event)) return;
+    rec.state = transition(rec.state, event);
+    rec.dirty = true;
+    rec.retryAtMs = 0; // termination and cleanup do not wait for a back-off
+    if (event == WorkerEvent.Readded && rec.state == WorkerState.SyncPod) {
+      rec.terminal = false;
+      rec.cgroupRemoved = false;
+    }
+  }
+
+  /// Recomputes the pod's status and publishes it when it changed.
+  private refreshStatus(rec: PodRecord): void {
+    const spec = rec.lastSpec;
+    if (spec === null) return;
+    const stoppedBefore: bool[] = [];
+    const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
+    const hasStatus: bool[] = [];
+    for (let i = 0; i < statuses.length; i++) hasStatus.push(statuses[i].containerId.length > 0);
+    let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec));
+    const previous = rec.status;
+    if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
+    if (phase == PodPhase.Succeeded || phase == PodPhase.Failed) rec.terminal = true;
+    const status = new PodStatus();
+    status.phase = phase;
+    for (let i = 0; i < rec.sandboxes.length; i++) {
+      if (rec.sandboxes[i].state == SandboxState.Ready) status.sandboxId = rec.sandboxes[i].id;
+    }
+    status.containerStatuses = statuses;
+    if (previous !== null && sameStatus(previous, status)) return;
+    status.version = ++rec.statusVersion;
+    rec.status = status;
+    this.ctx.publishStatus(rec);
+    if (rec.terminal && rec.state == WorkerState.SyncPod) rec.dirty = true;
+  }
+
+  pollDeadline(): u64 {
+    if (this.ctx.queue.length > 0) return this.ctx.nowMs;
+    let deadline: u64 = u64.MAX_VALUE;
+    if (this.relistInFlightId == 0) deadline = this.ctx.relistRequested ? this.ctx.nowMs : this.nextRelistAtMs;
+    const records = this.pods.values();
+    for (let i = 0, n = records.length; i < n; i++) {
+      const rec = unchecked(records[i]);
+      if (rec.busyCount > 0 || rec.needsFreshView) continue;
+      if (rec.retryAtMs != 0 && rec.retryAtMs < deadline) deadline = rec.retryAtMs;
+      else if (rec.retryAtMs == 0 && rec.dirty && this.seenRuntime) deadline = this.ctx.nowMs;
+    }
+    return deadline;
+  }
+
+  get podCount(): i32 {
+    return this.pods.size;
+  }
+}
+
+function sameView(rec: PodRecord, view: PodView): bool {
+  if (rec.sandboxes.length != view.sandboxes.length || rec.containers.length != view.containers.length) return false;
+  for (let i = 0; i < view.sandboxes.length; i++) {
+    const a = rec.sandboxes[i];
+    const b = view.sandboxes[i];
+    if (a.id != b.id || a.state != b.state || a.attempt != b.attempt) return false;
+  }
+  for (let i = 0; i < view.containers.length; i++) {
+    const a = rec.containers[i];
+    const b = view.containers[i];
+    if (a.id != b.id || a.state != b.state || a.exitCode != b.exitCode || a.finishedAtNs != b.finishedAtNs || a.startedAtNs != b.startedAtNs) return false;
+  }
+  return true;
+}
+
+function sameContainerStatus(a: ContainerStatus, b: ContainerStatus): bool {
+  return a.name == b.name && a.containerId == b.containerId && a.image == b.image && a.state == b.state &&
+    a.reason == b.reason && a.message == b.message && a.exitCode == b.exitCode && a.restartCount == b.restartCount &&
+    a.ready == b.ready && a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs;
+}
+
+function sameStatus(a: PodStatus, b: PodStatus): bool {
+  if (a.phase != b.phase || a.reason != b.reason || a.message != b.message || a.sandboxId != b.sandboxId) return false;
+  if (a.containerStatuses.length != b.containerStatuses.length) return false;
+  for (let i = 0; i < a.containerStatuses.length; i++) {
+    if (!sameContainerStatus(a.containerStatuses[i], b.containerStatuses[i])) return false;
+  }
+  return true;
+}

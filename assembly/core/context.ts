@@ -1,0 +1,186 @@
+// What a pod worker step needs from the agent: the time, the back-offs, and a place to put the
+// actions it decides. Keeps the step functions free of the agent's bookkeeping.
+import { Backoff } from "./backoff";
+import {
+  ActionKind,
+  ActionTag,
+  AgentConfig,
+  ContainerRef,
+  CreateContainer,
+  EventType,
+  PlannedAction,
+  PodEvent,
+  SandboxSpec,
+  StopContainer,
+} from "./model";
+import { PodRecord } from "./pod-record";
+
+/// What the agent remembers of an action until its result comes back.
+export class InFlight {
+  podUid: string = "";
+  tag: i32 = ActionTag.Relist;
+  containerName: string = "";
+  /// Sandbox of the action (run: filled from the result; create: the target sandbox).
+  sandboxId: string = "";
+  containerId: string = "";
+  attempt: u32 = 0;
+  specHash: string = "";
+  image: string = "";
+}
+
+export class WorkerContext {
+  nowMs: u64 = 0;
+  nextActionId: u64 = 1;
+  queue: PlannedAction[] = [];
+  inFlight: Map<u64, InFlight> = new Map();
+  relistRequested: bool = false;
+
+  constructor(
+    public config: AgentConfig,
+    public crashBackoff: Backoff,
+    public imageBackoff: Backoff,
+  ) {}
+
+  private plan(rec: PodRecord | null, kind: ActionKind): PlannedAction {
+    const action = new PlannedAction();
+    action.id = this.nextActionId++;
+    if (rec !== null) {
+      action.podUid = rec.uid;
+      action.podNamespace = rec.namespace;
+      action.podName = rec.name;
+    }
+    action.kind = kind;
+    this.queue.push(action);
+    return action;
+  }
+
+  /// Queues a runtime action and remembers it until its result; the pod is busy meanwhile.
+  private call(rec: PodRecord, kind: ActionKind, flight: InFlight): void {
+    const action = this.plan(rec, kind);
+    flight.podUid = rec.uid;
+    flight.tag = kind.tag;
+    this.inFlight.set(action.id, flight);
+    rec.busyCount++;
+  }
+
+  relist(): u64 {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.Relist;
+    return this.plan(null, kind).id;
+  }
+
+  runSandbox(rec: PodRecord, attempt: u32): void {
+    const spec = this.sandboxSpec(rec, attempt);
+    const kind = new ActionKind();
+    kind.tag = ActionTag.RunSandbox;
+    kind.sandbox = spec;
+    const flight = new InFlight();
+    flight.attempt = attempt;
+    this.call(rec, kind, flight);
+  }
+
+  sandboxSpec(rec: PodRecord, attempt: u32): SandboxSpec {
+    const spec = new SandboxSpec();
+    spec.podUid = rec.uid;
+    spec.podName = rec.name;
+    spec.podNamespace = rec.namespace;
+    spec.attempt = attempt;
+    const pod = rec.lastSpec;
+    spec.hostNetwork = pod !== null ? pod.hostNetwork : false;
+    spec.terminationGracePeriodSeconds = rec.gracePeriodSeconds();
+    spec.cgroupParent = rec.cgroupParent;
+    return spec;
+  }
+
+  createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, index: i32, attempt: u32): void {
+    const pod = changetype<PodRecord>(rec).lastSpec;
+    assert(pod !== null, "create-container without a spec");
+    const container = pod!.containers[index];
+    const create = new CreateContainer();
+    create.sandboxId = sandboxId;
+    create.sandbox = this.sandboxSpec(rec, sandboxAttempt);
+    create.attempt = attempt;
+    create.specHash = rec.hashes[index];
+    create.container = container;
+    const kind = new ActionKind();
+    kind.tag = ActionTag.CreateContainer;
+    kind.create = create;
+    const flight = new InFlight();
+    flight.containerName = container.name;
+    flight.sandboxId = sandboxId;
+    flight.attempt = attempt;
+    flight.specHash = create.specHash;
+    flight.image = container.image;
+    this.call(rec, kind, flight);
+  }
+
+  startContainer(rec: PodRecord, containerId: string, containerName: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.StartContainer;
+    kind.ref = new ContainerRef(containerId, containerName);
+    const flight = new InFlight();
+    flight.containerId = containerId;
+    flight.containerName = containerName;
+    this.call(rec, kind, flight);
+  }
+
+  stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.StopContainer;
+    kind.stop = new StopContainer(containerId, containerName, rec.gracePeriodSeconds());
+    const flight = new InFlight();
+    flight.containerId = containerId;
+    flight.containerName = containerName;
+    this.event(rec, containerName, EventType.Normal, "Killing", reasonMessage);
+    this.call(rec, kind, flight);
+  }
+
+  removeContainer(rec: PodRecord, containerId: string, containerName: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.RemoveContainer;
+    kind.ref = new ContainerRef(containerId, containerName);
+    const flight = new InFlight();
+    flight.containerId = containerId;
+    flight.containerName = containerName;
+    this.call(rec, kind, flight);
+  }
+
+  stopSandbox(rec: PodRecord, sandboxId: string): void {
+    this.sandboxCall(rec, ActionTag.StopSandbox, sandboxId);
+  }
+
+  removeSandbox(rec: PodRecord, sandboxId: string): void {
+    this.sandboxCall(rec, ActionTag.RemoveSandbox, sandboxId);
+  }
+
+  private sandboxCall(rec: PodRecord, tag: i32, sandboxId: string): void {
+    const kind = new ActionKind();
+    kind.tag = tag;
+    kind.text = sandboxId;
+    const flight = new InFlight();
+    flight.sandboxId = sandboxId;
+    this.call(rec, kind, flight);
+  }
+
+  /// Pod cgroups are removed by the host; the core only says when. No result needed.
+  removePodCgroup(rec: PodRecord): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.RemovePodCgroup;
+    kind.text = rec.uid;
+    this.plan(rec, kind);
+  }
+
+  event(rec: PodRecord, containerName: string, type: i32, reason: string, message: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.PodEvent;
+    kind.event = new PodEvent(containerName, type, reason, message);
+    this.plan(rec, kind);
+  }
+
+  publishStatus(rec: PodRecord): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.PodStatusChanged;
+    kind.status = rec.status;
+    this.plan(rec, kind);
+  }
+}

@@ -1,0 +1,236 @@
+// AssemblyScript mirrors of the WIT types in wit/types.wit. Field order and meaning follow the
+// WIT records one to one; the canonical-ABI code in assembly/abi/ moves them across the boundary.
+
+export class EnvVar {
+  constructor(public name: string = "", public value: string = "") {}
+}
+
+export class ResourceQuantity {
+  constructor(public name: string = "", public quantity: string = "") {}
+}
+
+export class ContainerSpec {
+  name: string = "";
+  image: string = "";
+  command: string[] = [];
+  args: string[] = [];
+  env: EnvVar[] = [];
+  workingDir: string | null = null;
+  requests: ResourceQuantity[] = [];
+  limits: ResourceQuantity[] = [];
+}
+
+export class PodSpec {
+  uid: string = "";
+  namespace: string = "";
+  name: string = "";
+  restartPolicy: string = "";
+  hasGracePeriod: bool = false;
+  terminationGracePeriodSeconds: i64 = 0;
+  hostNetwork: bool = false;
+  containers: ContainerSpec[] = [];
+}
+
+export class PodRejection {
+  constructor(
+    public index: u32 = 0,
+    public uid: string = "",
+    public field: string = "",
+    public message: string = "",
+  ) {}
+}
+
+export const enum SandboxState {
+  Ready = 0,
+  NotReady = 1,
+}
+
+export class SandboxObservation {
+  id: string = "";
+  podUid: string = "";
+  podName: string = "";
+  podNamespace: string = "";
+  attempt: u32 = 0;
+  state: i32 = SandboxState.Ready;
+  createdAtNs: i64 = 0;
+  hasGracePeriod: bool = false;
+  terminationGracePeriodSeconds: i64 = 0;
+}
+
+export const enum ContainerState {
+  Created = 0,
+  Running = 1,
+  Exited = 2,
+  Unknown = 3,
+}
+
+export class ContainerObservation {
+  id: string = "";
+  sandboxId: string = "";
+  podUid: string = "";
+  name: string = "";
+  attempt: u32 = 0;
+  state: i32 = ContainerState.Unknown;
+  image: string = "";
+  specHash: string = "";
+  exitCode: i32 = 0;
+  reason: string = "";
+  message: string = "";
+  createdAtNs: i64 = 0;
+  startedAtNs: i64 = 0;
+  finishedAtNs: i64 = 0;
+}
+
+export class RuntimeSnapshot {
+  listedAtMs: u64 = 0;
+  sandboxes: SandboxObservation[] = [];
+  containers: ContainerObservation[] = [];
+  uninspectedPodUids: string[] = [];
+}
+
+export const enum ErrorKind {
+  Runtime = 0,
+  ImagePull = 1,
+  Timeout = 2,
+  Other = 3,
+}
+
+export class ActionError {
+  constructor(public kind: i32 = ErrorKind.Other, public grpcCode: u32 = 0, public message: string = "") {}
+}
+
+export class ActionResult {
+  actionId: u64 = 0;
+  /// Set when the action failed; `createdId` is meaningful only when this is null.
+  error: ActionError | null = null;
+  createdId: string = "";
+}
+
+export class SandboxSpec {
+  podUid: string = "";
+  podName: string = "";
+  podNamespace: string = "";
+  attempt: u32 = 0;
+  hostNetwork: bool = false;
+  terminationGracePeriodSeconds: i64 = 0;
+  cgroupParent: string = "";
+}
+
+export class CreateContainer {
+  sandboxId: string = "";
+  sandbox: SandboxSpec = new SandboxSpec();
+  attempt: u32 = 0;
+  specHash: string = "";
+  container: ContainerSpec = new ContainerSpec();
+}
+
+export class ContainerRef {
+  constructor(public containerId: string = "", public containerName: string = "") {}
+}
+
+export class StopContainer {
+  constructor(
+    public containerId: string = "",
+    public containerName: string = "",
+    public timeoutSeconds: i64 = 0,
+  ) {}
+}
+
+export const enum PodPhase {
+  Pending = 0,
+  Running = 1,
+  Succeeded = 2,
+  Failed = 3,
+  Unknown = 4,
+}
+
+export const enum ContainerStatusState {
+  Waiting = 0,
+  Running = 1,
+  Terminated = 2,
+}
+
+export class ContainerStatus {
+  name: string = "";
+  containerId: string = "";
+  image: string = "";
+  state: i32 = ContainerStatusState.Waiting;
+  reason: string = "";
+  message: string = "";
+  exitCode: i32 = 0;
+  restartCount: u32 = 0;
+  ready: bool = false;
+  startedAtNs: i64 = 0;
+  finishedAtNs: i64 = 0;
+}
+
+export class PodStatus {
+  phase: i32 = PodPhase.Pending;
+  reason: string = "";
+  message: string = "";
+  sandboxId: string = "";
+  containerStatuses: ContainerStatus[] = [];
+  version: u64 = 0;
+}
+
+export const enum EventType {
+  Normal = 0,
+  Warning = 1,
+}
+
+export class PodEvent {
+  constructor(
+    public containerName: string = "",
+    public eventType: i32 = EventType.Normal,
+    public reason: string = "",
+    public message: string = "",
+  ) {}
+}
+
+/// Case numbers of the WIT variant `action-kind`, in declaration order.
+export const enum ActionTag {
+  Relist = 0,
+  RunSandbox = 1,
+  StopSandbox = 2,
+  RemoveSandbox = 3,
+  CreateContainer = 4,
+  StartContainer = 5,
+  StopContainer = 6,
+  RemoveContainer = 7,
+  RemovePodCgroup = 8,
+  PodStatusChanged = 9,
+  PodEvent = 10,
+}
+
+/// The WIT variant `action-kind`: `tag` picks which payload field is set.
+export class ActionKind {
+  tag: i32 = ActionTag.Relist;
+  sandbox: SandboxSpec | null = null;
+  text: string = "";
+  create: CreateContainer | null = null;
+  ref: ContainerRef | null = null;
+  stop: StopContainer | null = null;
+  status: PodStatus | null = null;
+  event: PodEvent | null = null;
+
+  /// True for the actions whose outcome the host reports back with `handle-action-results`.
+  needsResult(): bool {
+    return this.tag >= ActionTag.RunSandbox && this.tag <= ActionTag.RemoveContainer;
+  }
+}
+
+export class PlannedAction {
+  id: u64 = 0;
+  podUid: string = "";
+  podNamespace: string = "";
+  podName: string = "";
+  kind: ActionKind = new ActionKind();
+}
+
+export class AgentConfig {
+  nodeName: string = "";
+  relistPeriodMs: u64 = 1000;
+  backoffInitialMs: u64 = 10000;
+  backoffMaxMs: u64 = 300000;
+  workerErrorBackoffMs: u64 = 10000;
+}

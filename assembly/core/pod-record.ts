@@ -1,0 +1,117 @@
+// Everything the core knows about one pod: its spec, its worker state, its part of the runtime
+// view, its waiting reasons and its last published status.
+import { ContainerObservation, PodSpec, PodStatus, SandboxObservation } from "./model";
+import { WorkerState } from "./pod-workers";
+import { WaitingReason } from "./status";
+import { containerSpecHash } from "./hash";
+import { podCgroupParent } from "./qos";
+
+/// Upstream's grace period for a pod whose spec is unknown (minimumGracePeriodInSeconds).
+export const MINIMUM_GRACE_PERIOD_SECONDS: i64 = 2;
+/// The Kubernetes default of spec.terminationGracePeriodSeconds.
+export const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
+
+export class PodRecord {
+  uid: string;
+  namespace: string;
+  name: string;
+  /// The desired spec; null once removed or for an orphan. `lastSpec` keeps the last one.
+  spec: PodSpec | null = null;
+  lastSpec: PodSpec | null = null;
+  /// Spec hash of each container of `lastSpec`, in spec order.
+  hashes: string[] = [];
+  cgroupParent: string = "";
+  state: i32 = WorkerState.SyncPod;
+  /// Set once the phase was Succeeded or Failed: it never goes back.
+  terminal: bool = false;
+
+  sandboxes: SandboxObservation[] = [];
+  containers: ContainerObservation[] = [];
+  /// Host time of the newest local change to the view; older relists are not applied.
+  viewMutatedAtMs: u64 = 0;
+  /// After a stop, wait for a relist newer than `viewMutatedAtMs` before deciding again.
+  needsFreshView: bool = false;
+
+  /// Actions of this pod in flight; the worker decides nothing while > 0.
+  busyCount: i32 = 0;
+  /// Do nothing before this time (error or back-off wait).
+  retryAtMs: u64 = 0;
+  dirty: bool = true;
+  cgroupRemoved: bool = false;
+
+  waiting: Map<string, WaitingReason> = new Map();
+  /// The back-off key whose BackOff event was last sent per container, to send it once per wait.
+  backoffEventSent: Map<string, string> = new Map();
+  status: PodStatus | null = null;
+  statusVersion: u64 = 0;
+
+  /// Grace period recorded on a sandbox, for orphans.
+  observedGracePeriodSeconds: i64 = -1;
+
+  constructor(uid: string, namespace: string, name: string) {
+    this.uid = uid;
+    this.namespace = namespace;
+    this.name = name;
+  }
+
+  setSpec(spec: PodSpec): void {
+    this.spec = spec;
+    this.lastSpec = spec;
+    this.namespace = spec.namespace;
+    this.name = spec.name;
+    const hashes: string[] = [];
+    for (let i = 0; i < spec.containers.length; i++) hashes.push(containerSpecHash(spec.containers[i]));
+    this.hashes = hashes;
+    this.cgroupParent = podCgroupParent(spec);
+    this.dirty = true;
+  }
+
+  gracePeriodSeconds(): i64 {
+    const spec = this.lastSpec;
+    if (spec !== null) return spec.hasGracePeriod ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE_PERIOD_SECONDS;
+    return this.observedGracePeriodSeconds >= 0 ? this.observedGracePeriodSeconds : MINIMUM_GRACE_PERIOD_SECONDS;
+  }
+
+  /// Replaces or adds a container in the view by ID (a relist may already hold it).
+  putContainer(container: ContainerObservation): void {
+    for (let i = 0; i < this.containers.length; i++) {
+      if (this.containers[i].id == container.id) {
+        this.containers[i] = container;
+        return;
+      }
+    }
+    this.containers.push(container);
+  }
+
+  putSandbox(sandbox: SandboxObservation): void {
+    for (let i = 0; i < this.sandboxes.length; i++) {
+      if (this.sandboxes[i].id == sandbox.id) {
+        this.sandboxes[i] = sandbox;
+        return;
+      }
+    }
+    this.sandboxes.push(sandbox);
+  }
+
+  findContainer(id: string): ContainerObservation | null {
+    for (let i = 0; i < this.containers.length; i++) if (this.containers[i].id == id) return this.containers[i];
+    return null;
+  }
+
+  findSandbox(id: string): SandboxObservation | null {
+    for (let i = 0; i < this.sandboxes.length; i++) if (this.sandboxes[i].id == id) return this.sandboxes[i];
+    return null;
+  }
+
+  dropContainer(id: string): void {
+    const kept: ContainerObservation[] = [];
+    for (let i = 0; i < this.containers.length; i++) if (this.containers[i].id != id) kept.push(this.containers[i]);
+    this.containers = kept;
+  }
+
+  dropSandbox(id: string): void {
+    const kept: SandboxObservation[] = [];
+    for (let i = 0; i < this.sandboxes.length; i++) if (this.sandboxes[i].id != id) kept.push(this.sandboxes[i]);
+    this.sandboxes = kept;
+  }
+}

@@ -1,0 +1,220 @@
+// One step of SyncPod (upstream kuberuntime computePodActions + SyncPod): compare a desired pod
+// with its part of the runtime view and queue the next runtime call, at most one at a time, so
+// that each decision sees the outcome of the previous one.
+import { ContainerObservation, ContainerState, EventType, PodSpec, SandboxObservation, SandboxState } from "./model";
+import { PodRecord } from "./pod-record";
+import { WorkerContext } from "./context";
+import {
+  RestartPolicy,
+  crashLoopKey,
+  imagePullKey,
+  restartPolicyOf,
+  shouldContainerBeRestarted,
+  shouldRestartOnFailure,
+} from "./restart";
+import { WaitingReason, latestContainer } from "./status";
+
+/// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
+const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
+const NS_PER_MS: i64 = 1_000_000;
+
+function newestReadySandbox(sandboxes: SandboxObservation[]): SandboxObservation | null {
+  let best: SandboxObservation | null = null;
+  for (let i = 0; i < sandboxes.length; i++) {
+    const s = sandboxes[i];
+    if (s.state != SandboxState.Ready) continue;
+    if (best === null || s.attempt > best.attempt || (s.attempt == best.attempt && s.createdAtNs > best.createdAtNs)) best = s;
+  }
+  return best;
+}
+
+function nextSandboxAttempt(sandboxes: SandboxObservation[]): u32 {
+  let attempt: u32 = 0;
+  for (let i = 0; i < sandboxes.length; i++) if (sandboxes[i].attempt + 1 > attempt) attempt = sandboxes[i].attempt + 1;
+  return attempt;
+}
+
+function inSpec(spec: PodSpec, name: string): bool {
+  for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return true;
+  return false;
+}
+
+function isLive(c: ContainerObservation): bool {
+  return c.state != ContainerState.Exited;
+}
+
+function humanDuration(ms: u64): string {
+  const seconds = ms / 1000;
+  if (seconds < 60) return seconds.toString() + "s";
+  const minutes = seconds / 60;
+  const rest = seconds % 60;
+  return rest == 0 ? minutes.toString() + "m0s" : minutes.toString() + "m" + rest.toString() + "s";
+}
+
+function wakeAt(rec: PodRecord, atMs: u64): void {
+  if (rec.retryAtMs == 0 || atMs < rec.retryAtMs) rec.retryAtMs = atMs;
+}
+
+/// Queues at most one runtime action for `rec` (worker state SyncPod). Returns false when the
+/// pod matches its spec (or must wait); waiting reasons and the wake-up time are updated.
+export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
+  const spec = rec.spec!;
+  const policy = restartPolicyOf(spec);
+  const sandbox = newestReadySandbox(rec.sandboxes);
+
+  if (sandbox === null) {
+    // Upstream: a pod with restartPolicy Never whose sandbox died after it ran is not restarted.
+    if (!shouldRestartOnFailure(policy) && rec.sandboxes.length > 0 && rec.containers.length > 0) return false;
+    for (let i = 0; i < rec.containers.length; i++) {
+      const c = rec.containers[i];
+      if (isLive(c) && c.state != ContainerState.Created) {
+        ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name + ": its sandbox is gone");
+        return true;
+      }
+    }
+    ctx.runSandbox(rec, nextSandboxAttempt(rec.sandboxes));
+    return true;
+  }
+
+  // Stray instances: extra ready sandboxes, containers outside the current sandbox or the spec.
+  for (let i = 0; i < rec.sandboxes.length; i++) {
+    const s = rec.sandboxes[i];
+    if (s.state == SandboxState.Ready && s.id != sandbox.id) {
+      ctx.stopSandbox(rec, s.id);
+      return true;
+    }
+  }
+  for (let i = 0; i < rec.containers.length; i++) {
+    const c = rec.containers[i];
+    if (!isLive(c)) continue;
+    if (c.sandboxId != sandbox.id) {
+      ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name + ": it belongs to an old sandbox");
+      return true;
+    }
+    if (!inSpec(spec, c.name)) {
+      ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name + ": it is not in the pod spec");
+      return true;
+    }
+  }
+
+  for (let i = 0; i < spec.containers.length; i++) {
+    if (syncContainer(rec, ctx, spec, i, sandbox, policy)) return true;
+  }
+  return collectGarbage(rec, ctx, sandbox);
+}
+
+function syncContainer(
+  rec: PodRecord,
+  ctx: WorkerContext,
+  spec: PodSpec,
+  index: i32,
+  sandbox: SandboxObservation,
+  policy: RestartPolicy,
+): bool {
+  const container = spec.containers[index];
+  const name = container.name;
+  const hash = rec.hashes[index];
+  const current = latestContainer(rec.containers, name, sandbox.id);
+  const latest = latestContainer(rec.containers, name);
+
+  if (current !== null && current.state == ContainerState.Running) {
+    if (current.specHash.length > 0 && current.specHash != hash) {
+      // Restarted whatever the restart policy: the spec it runs is gone.
+      ctx.stopContainer(rec, current.id, name, "Container " + name + " definition changed, will be restarted");
+      return true;
+    }
+    rec.waiting.delete(name);
+    return false;
+  }
+  if (current !== null && current.state == ContainerState.Created) {
+    ctx.startContainer(rec, current.id, name);
+    return true;
+  }
+  if (current !== null && current.state == ContainerState.Unknown) {
+    ctx.stopContainer(rec, current.id, name, "Stopping container " + name + ": its state is unknown");
+    return true;
+  }
+
+  // Not running in this sandbox: exited here, or never created in it.
+  if (latest !== null) {
+    if (current === null && latest.sandboxId != sandbox.id) {
+      // A new sandbox starts every container, except those that succeeded under OnFailure.
+      if (policy == RestartPolicy.OnFailure && latest.state == ContainerState.Exited && latest.exitCode == 0) return false;
+      if (policy == RestartPolicy.Never) return false;
+    } else if (!shouldContainerBeRestarted(latest, policy)) {
+      rec.waiting.delete(name);
+      return false;
+    }
+    if (latest.state == ContainerState.Exited && inCrashLoopBackOff(rec, ctx, name, hash, latest)) return false;
+  }
+  if (inImagePullBackOff(rec, ctx, name, container.image)) return false;
+
+  const attempt: u32 = latest !== null ? latest.attempt + 1 : 0;
+  ctx.createContainer(rec, sandbox.id, sandbox.attempt, index, attempt);
+  return true;
+}
+
+/// Upstream doBackOff: true (and a CrashLoopBackOff reason) while the last exit is too recent;
+/// otherwise records the restart in the back-off.
+function inCrashLoopBackOff(
+  rec: PodRecord,
+  ctx: WorkerContext,
+  name: string,
+  hash: string,
+  exited: ContainerObservation,
+): bool {
+  const key = crashLoopKey(rec.uid, name, hash);
+  const finishedMs: u64 = exited.finishedAtNs > 0 ? <u64>(exited.finishedAtNs / NS_PER_MS) : ctx.nowMs;
+  if (ctx.crashBackoff.isInBackOffSince(key, finishedMs, ctx.nowMs)) {
+    const durationMs = ctx.crashBackoff.durationMs(key);
+    const message =
+      "back-off " + humanDuration(durationMs) + " restarting failed container=" + name +
+      " pod=" + rec.name + "_" + rec.namespace + "(" + rec.uid + ")";
+    rec.waiting.set(name, new WaitingReason("CrashLoopBackOff", message));
+    const eventKey = exited.id;
+    if (!rec.backoffEventSent.has(name) || rec.backoffEventSent.get(name) != eventKey) {
+      rec.backoffEventSent.set(name, eventKey);
+      ctx.event(rec, name, EventType.Warning, "BackOff", "Back-off restarting failed container " + name + " in pod " + rec.name + "_" + rec.namespace + "(" + rec.uid + ")");
+    }
+    wakeAt(rec, finishedMs + durationMs);
+    return true;
+  }
+  ctx.crashBackoff.next(key, finishedMs, ctx.nowMs);
+  return false;
+}
+
+function inImagePullBackOff(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
+  const key = imagePullKey(rec.uid, image);
+  if (!ctx.imageBackoff.isInBackOffSinceUpdate(key, ctx.nowMs)) return false;
+  rec.waiting.set(name, new WaitingReason("ImagePullBackOff", 'Back-off pulling image "' + image + '"'));
+  wakeAt(rec, ctx.imageBackoff.waitEndsAtMs(key));
+  return true;
+}
+
+/// Removes dead instances beyond what status needs, and sandboxes left empty.
+function collectGarbage(rec: PodRecord, ctx: WorkerContext, sandbox: SandboxObservation): bool {
+  for (let i = 0; i < rec.containers.length; i++) {
+    const c = rec.containers[i];
+    if (isLive(c)) continue;
+    let newer = 0;
+    for (let j = 0; j < rec.containers.length; j++) {
+      const o = rec.containers[j];
+      if (o.name == c.name && (o.attempt > c.attempt || (o.attempt == c.attempt && o.createdAtNs > c.createdAtNs))) newer++;
+    }
+    if (newer > DEAD_CONTAINERS_KEPT_PER_NAME) {
+      ctx.removeContainer(rec, c.id, c.name);
+      return true;
+    }
+  }
+  for (let i = 0; i < rec.sandboxes.length; i++) {
+    const s = rec.sandboxes[i];
+    if (s.id == sandbox.id || s.state == SandboxState.Ready) continue;
+    let used = false;
+    for (let j = 0; j < rec.containers.length; j++) if (rec.containers[j].sandboxId == s.id) used = true;
+    if (!used) {
+      ctx.removeSandbox(rec, s.id);
+      return true;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,45 @@
+// TerminatingPod and TerminatedPod steps (upstream syncTerminatingPod / syncTerminatedPod and
+// the cleanup of removed pods): stop every container at once with the pod's grace period, then
+// the sandboxes; for a removed pod, then remove containers, sandboxes and the pod cgroup.
+import { ContainerState, SandboxState } from "./model";
+import { PodRecord } from "./pod-record";
+import { WorkerContext } from "./context";
+
+/// Queues the stops still needed. Containers stop in parallel, as upstream kills them; the
+/// sandboxes stop once no container runs. Returns false when everything is stopped.
+export function terminatingStep(rec: PodRecord, ctx: WorkerContext): bool {
+  let queued = false;
+  for (let i = 0; i < rec.containers.length; i++) {
+    const c = rec.containers[i];
+    if (c.state == ContainerState.Exited) continue;
+    // A created container never ran: StopContainer leaves it "created", so remove it instead.
+    if (c.state == ContainerState.Created) ctx.removeContainer(rec, c.id, c.name);
+    else ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name);
+    queued = true;
+  }
+  if (queued) return true;
+  for (let i = 0; i < rec.sandboxes.length; i++) {
+    const s = rec.sandboxes[i];
+    if (s.state != SandboxState.Ready) continue;
+    ctx.stopSandbox(rec, s.id);
+    queued = true;
+  }
+  return queued;
+}
+
+/// Queues the removals of a removed, stopped pod. Returns false when nothing is left.
+export function cleanupStep(rec: PodRecord, ctx: WorkerContext): bool {
+  if (rec.containers.length > 0) {
+    for (let i = 0; i < rec.containers.length; i++) ctx.removeContainer(rec, rec.containers[i].id, rec.containers[i].name);
+    return true;
+  }
+  if (rec.sandboxes.length > 0) {
+    for (let i = 0; i < rec.sandboxes.length; i++) ctx.removeSandbox(rec, rec.sandboxes[i].id);
+    return true;
+  }
+  if (!rec.cgroupRemoved) {
+    rec.cgroupRemoved = true;
+    ctx.removePodCgroup(rec);
+  }
+  return false;
+}

@@ -1,0 +1,122 @@
+// Validation of pod specs, with the apiserver's field paths and wording, so that a bad manifest is
+// refused with a message naming the field instead of being half-run.
+import { PodRejection, PodSpec } from "./model";
+import { parseQuantity } from "./quantity";
+
+const DNS1123_LABEL_MAX = 63;
+const DNS1123_SUBDOMAIN_MAX = 253;
+/// A bound on what one pod may carry (Tiger style: a limit on everything).
+export const MAX_CONTAINERS_PER_POD = 64;
+
+function isAlnum(c: i32): bool {
+  return (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+}
+
+export function isDns1123Label(text: string): bool {
+  const n = text.length;
+  if (n == 0 || n > DNS1123_LABEL_MAX) return false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (!isAlnum(c) && !(c == 45 && i > 0 && i < n - 1)) return false;
+  }
+  return true;
+}
+
+export function isDns1123Subdomain(text: string): bool {
+  const n = text.length;
+  if (n == 0 || n > DNS1123_SUBDOMAIN_MAX) return false;
+  const parts = text.split(".");
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (part.length == 0) return false;
+    for (let j = 0; j < part.length; j++) {
+      const c = part.charCodeAt(j);
+      if (!isAlnum(c) && !(c == 45 && j > 0 && j < part.length - 1)) return false;
+    }
+  }
+  return true;
+}
+
+const LABEL_MESSAGE =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+
+function invalid(value: string, detail: string): string {
+  return 'Invalid value: "' + value + '": ' + detail;
+}
+
+/// The first problem of `pod`, or null when it is valid. `index` is its place in the input list.
+export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
+  if (pod.uid.length == 0) return new PodRejection(index, pod.uid, "metadata.uid", "Required value");
+  if (pod.name.length == 0) {
+    return new PodRejection(index, pod.uid, "metadata.name", "Required value: name or generateName is required");
+  }
+  if (!isDns1123Subdomain(pod.name)) {
+    return new PodRejection(index, pod.uid, "metadata.name", invalid(pod.name, SUBDOMAIN_MESSAGE));
+  }
+  if (!isDns1123Label(pod.namespace)) {
+    return new PodRejection(index, pod.uid, "metadata.namespace", invalid(pod.namespace, LABEL_MESSAGE));
+  }
+  const policy = pod.restartPolicy;
+  if (policy != "" && policy != "Always" && policy != "OnFailure" && policy != "Never") {
+    return new PodRejection(
+      index, pod.uid, "spec.restartPolicy",
+      'Unsupported value: "' + policy + '": supported values: "Always", "OnFailure", "Never"');
+  }
+  if (pod.hasGracePeriod && pod.terminationGracePeriodSeconds < 0) {
+    return new PodRejection(
+      index, pod.uid, "spec.terminationGracePeriodSeconds",
+      "Invalid value: " + pod.terminationGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
+  }
+  if (pod.containers.length == 0) {
+    return new PodRejection(index, pod.uid, "spec.containers", "Required value");
+  }
+  if (pod.containers.length > MAX_CONTAINERS_PER_POD) {
+    return new PodRejection(
+      index, pod.uid, "spec.containers",
+      "Too many: " + pod.containers.length.toString() + ": must have at most " + MAX_CONTAINERS_PER_POD.toString() + " items");
+  }
+  const seen = new Set<string>();
+  for (let i = 0; i < pod.containers.length; i++) {
+    const c = pod.containers[i];
+    const path = "spec.containers[" + i.toString() + "]";
+    if (c.name.length == 0) return new PodRejection(index, pod.uid, path + ".name", "Required value");
+    if (!isDns1123Label(c.name)) {
+      return new PodRejection(index, pod.uid, path + ".name", invalid(c.name, LABEL_MESSAGE));
+    }
+    if (seen.has(c.name)) {
+      return new PodRejection(index, pod.uid, path + ".name", 'Duplicate value: "' + c.name + '"');
+    }
+    seen.add(c.name);
+    if (c.image.trim().length == 0) return new PodRejection(index, pod.uid, path + ".image", "Required value");
+    for (let e = 0; e < c.env.length; e++) {
+      const name = c.env[e].name;
+      const envPath = path + ".env[" + e.toString() + "].name";
+      if (name.length == 0) return new PodRejection(index, pod.uid, envPath, "Required value");
+      if (name.includes("=")) {
+        return new PodRejection(index, pod.uid, envPath, invalid(name, "a valid environment variable name must not contain '='"));
+      }
+    }
+    for (let r = 0; r < c.requests.length; r++) {
+      const problem = checkQuantity(c.requests[r].quantity);
+      if (problem.length > 0) {
+        return new PodRejection(index, pod.uid, path + ".resources.requests[" + c.requests[r].name + "]", problem);
+      }
+    }
+    for (let r = 0; r < c.limits.length; r++) {
+      const problem = checkQuantity(c.limits[r].quantity);
+      if (problem.length > 0) {
+        return new PodRejection(index, pod.uid, path + ".resources.limits[" + c.limits[r].name + "]", problem);
+      }
+    }
+  }
+  return null;
+}
+
+function checkQuantity(text: string): string {
+  const parsed = parseQuantity(text);
+  if (!parsed.ok) return invalid(text, parsed.error);
+  if (parsed.milliValue < 0) return invalid(text, "must be greater than or equal to 0");
+  return "";
+}

@@ -1,0 +1,157 @@
+// The component's entry: flat canonical-ABI shims for every export of wit/agent.wit, and their
+// cabi_post_* functions. The build renames these AssemblyScript names to the WIT export names
+// (build/exports.mjs holds the map). No logic lives here.
+import { Agent } from "./core/agent";
+import { AgentConfig, PlannedAction, PodRejection, PodSpec, ActionResult } from "./core/model";
+import { cabiRealloc, freeReturnArena, liftListParts, liftStringParts, lowerList } from "./abi/memory";
+import { POD_REJECTION_SIZE, POD_SPEC_SIZE, liftPodRejection, liftPodSpec, lowerPodRejection, lowerPodSpec } from "./abi/pod-spec";
+import {
+  ACTION_RESULT_SIZE,
+  liftActionResult,
+  liftSnapshotFlat,
+  lowerActionResult,
+  lowerSnapshot,
+} from "./abi/observations";
+import { PLANNED_ACTION_SIZE, liftPlannedAction, lowerPlannedAction } from "./abi/actions";
+
+export { cabiRealloc as cabi_realloc };
+
+// @ts-ignore: decorator
+@external("[export]nanolet:core/agent-api@0.1.0", "[resource-new]agent")
+declare function agentResourceNew(rep: i32): i32;
+
+/// Return area for results that do not fit one core value (largest: runtime-snapshot, 32 bytes).
+const RETURN_AREA: usize = memory.data(32, 8);
+
+/// Live agents by rep - 1; a dropped slot is null and reused.
+const agents: Array<Agent | null> = [];
+
+function agentOf(rep: i32): Agent {
+  assert(rep > 0 && rep <= agents.length && agents[rep - 1] !== null, "agent: bad handle");
+  return changetype<Agent>(agents[rep - 1]);
+}
+
+export function agentConstructor(
+  nodeNamePtr: usize, nodeNameLen: u32, relistPeriodMs: u64, backoffInitialMs: u64, backoffMaxMs: u64,
+  workerErrorBackoffMs: u64,
+): i32 {
+  const config = new AgentConfig();
+  config.nodeName = liftStringParts(nodeNamePtr, nodeNameLen);
+  config.relistPeriodMs = relistPeriodMs;
+  config.backoffInitialMs = backoffInitialMs;
+  config.backoffMaxMs = backoffMaxMs;
+  config.workerErrorBackoffMs = workerErrorBackoffMs;
+  const agent = new Agent(config);
+  let slot = agents.indexOf(null);
+  if (slot < 0) {
+    agents.push(agent);
+    slot = agents.length - 1;
+  } else {
+    agents[slot] = agent;
+  }
+  return agentResourceNew(slot + 1);
+}
+
+export function agentDtor(rep: i32): void {
+  agentOf(rep);
+  agents[rep - 1] = null;
+}
+
+export function agentHandlePods(rep: i32, nowMs: u64, podsPtr: usize, podsLen: u32): usize {
+  const pods = liftListParts<PodSpec>(podsPtr, podsLen, POD_SPEC_SIZE, liftPodSpec);
+  const rejections = agentOf(rep).handlePods(nowMs, pods);
+  lowerList<PodRejection>(RETURN_AREA, rejections, POD_REJECTION_SIZE, lowerPodRejection);
+  return RETURN_AREA;
+}
+
+export function agentHandleRelist(
+  rep: i32, nowMs: u64, listedAtMs: u64, sandboxesPtr: usize, sandboxesLen: u32, containersPtr: usize,
+  containersLen: u32, uninspectedPtr: usize, uninspectedLen: u32,
+): void {
+  const snapshot = liftSnapshotFlat(
+    listedAtMs, sandboxesPtr, sandboxesLen, containersPtr, containersLen, uninspectedPtr, uninspectedLen);
+  agentOf(rep).handleRelist(nowMs, snapshot);
+}
+
+export function agentHandleActionResults(rep: i32, nowMs: u64, resultsPtr: usize, resultsLen: u32): void {
+  const results = liftListParts<ActionResult>(resultsPtr, resultsLen, ACTION_RESULT_SIZE, liftActionResult);
+  agentOf(rep).handleActionResults(nowMs, results);
+}
+
+export function agentPollActions(rep: i32, nowMs: u64): usize {
+  const actions = agentOf(rep).pollActions(nowMs);
+  lowerList<PlannedAction>(RETURN_AREA, actions, PLANNED_ACTION_SIZE, lowerPlannedAction);
+  return RETURN_AREA;
+}
+
+export function agentPollDeadline(rep: i32): usize {
+  return lowerDeadline(agentOf(rep).pollDeadline());
+}
+
+function lowerDeadline(deadlineMs: u64): usize {
+  // u64.MAX_VALUE is the core's "no deadline", the WIT's none.
+  store<u8>(RETURN_AREA, deadlineMs == u64.MAX_VALUE ? 0 : 1);
+  store<u64>(RETURN_AREA, deadlineMs == u64.MAX_VALUE ? 0 : deadlineMs, 8);
+  return RETURN_AREA;
+}
+
+/// Shared post-return: every lowered result lives in the return arena.
+export function postReturn(retptr: usize): void {
+  freeReturnArena();
+}
+
+// abi-check: echoes, no logic.
+
+export function echoPods(ptr: usize, len: u32): usize {
+  const pods = liftListParts<PodSpec>(ptr, len, POD_SPEC_SIZE, liftPodSpec);
+  lowerList<PodSpec>(RETURN_AREA, pods, POD_SPEC_SIZE, lowerPodSpec);
+  return RETURN_AREA;
+}
+
+export function echoRejections(ptr: usize, len: u32): usize {
+  const items = liftListParts<PodRejection>(ptr, len, POD_REJECTION_SIZE, liftPodRejection);
+  lowerList<PodRejection>(RETURN_AREA, items, POD_REJECTION_SIZE, lowerPodRejection);
+  return RETURN_AREA;
+}
+
+export function echoSnapshot(
+  listedAtMs: u64, sandboxesPtr: usize, sandboxesLen: u32, containersPtr: usize, containersLen: u32,
+  uninspectedPtr: usize, uninspectedLen: u32,
+): usize {
+  const snapshot = liftSnapshotFlat(
+    listedAtMs, sandboxesPtr, sandboxesLen, containersPtr, containersLen, uninspectedPtr, uninspectedLen);
+  lowerSnapshot(RETURN_AREA, snapshot);
+  return RETURN_AREA;
+}
+
+export function echoResults(ptr: usize, len: u32): usize {
+  const items = liftListParts<ActionResult>(ptr, len, ACTION_RESULT_SIZE, liftActionResult);
+  lowerList<ActionResult>(RETURN_AREA, items, ACTION_RESULT_SIZE, lowerActionResult);
+  return RETURN_AREA;
+}
+
+export function echoActions(ptr: usize, len: u32): usize {
+  const items = liftListParts<PlannedAction>(ptr, len, PLANNED_ACTION_SIZE, liftPlannedAction);
+  lowerList<PlannedAction>(RETURN_AREA, items, PLANNED_ACTION_SIZE, lowerPlannedAction);
+  return RETURN_AREA;
+}
+
+export function echoDeadline(isSome: i32, deadlineMs: u64): usize {
+  store<u8>(RETURN_AREA, isSome != 0 ? 1 : 0);
+  store<u64>(RETURN_AREA, isSome != 0 ? deadlineMs : 0, 8);
+  return RETURN_AREA;
+}
+
+// @ts-ignore: decorator
+@external("nanolet:core/diagnostics@0.1.0", "report-trap")
+declare function reportTrap(
+  messagePtr: usize, messageLen: u32, filePtr: usize, fileLen: u32, line: u32, column: u32): void;
+
+/// The abort handler (asc --use abort=...): a broken invariant traps after telling the host why.
+/// AssemblyScript strings are UTF-16 in memory, which is the component's string encoding.
+export function coreAbort(message: usize, fileName: usize, line: u32, column: u32): void {
+  const messageLen = message != 0 ? <u32>changetype<string>(message).length : 0;
+  const fileLen = fileName != 0 ? <u32>changetype<string>(fileName).length : 0;
+  reportTrap(message, messageLen, fileName, fileLen, line, column);
+  unreachable();
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// Builds nanolet from clean: AssemblyScript core module -> component (WIT embedded, exports
+// renamed) -> JS bindings (jco transpile --instantiation async) -> host (tsc).
+// Every output goes under build/out/ or dist/, both git-ignored.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import binaryen from "binaryen";
+import { componentEmbed, componentNew } from "@bytecodealliance/jco";
+import { _setPreopens } from "@bytecodealliance/preview2-shim/filesystem";
+import { EXPORT_NAMES, INTERNAL_EXPORTS } from "./exports.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const out = path.join(root, "build/out");
+const bin = (name) => path.join(root, "node_modules/.bin", name);
+const step = (what) => process.stderr.write(`build: ${what}\n`);
+
+function run(cmd, args) {
+  execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
+}
+
+/** Renames the module's exports to the WIT names; jco checks them against the world. */
+function renameExports(coreBytes) {
+  const module = binaryen.readBinary(coreBytes);
+  const wanted = new Set();
+  for (const [from, to, post] of EXPORT_NAMES) {
+    const info = binaryen.getExportInfo(module.getExport(from));
+    module.removeExport(from);
+    module.addFunctionExport(info.value, to);
+    wanted.add(to);
+    if (post) {
+      const postInfo = binaryen.getExportInfo(module.getExport(post));
+      module.addFunctionExport(postInfo.value, `cabi_post_${to}`);
+    }
+  }
+  for (const name of INTERNAL_EXPORTS) module.removeExport(name);
+  const bytes = module.emitBinary();
+  module.dispose();
+  return bytes;
+}
+
+export async function build({ host = true } = {}) {
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.mkdirSync(out, { recursive: true });
+
+  step("asc assembly/exports.ts");
+  run(bin("asc"), ["assembly/exports.ts", "--target", "release", "--outFile", "build/out/core.wasm"]);
+
+  step("component: rename exports, embed wit/, componentNew");
+  const core = renameExports(fs.readFileSync(path.join(out, "core.wasm")));
+  fs.writeFileSync(path.join(out, "core.renamed.wasm"), core);
+  // jco's bundled wasm-tools sees the filesystem only through preopens.
+  _setPreopens({ "/": "/" });
+  const embedded = await componentEmbed({
+    binary: core,
+    witPath: path.join(root, "wit"),
+    world: "core",
+    stringEncoding: "utf16",
+  });
+  const component = await componentNew(embedded);
+  fs.writeFileSync(path.join(out, "nanolet-core.wasm"), component);
+
+  step("jco transpile --instantiation async");
+  run(bin("jco"), [
+    "transpile", "build/out/nanolet-core.wasm", "-o", "build/out/core-js", "--instantiation", "async",
+    "--name", "nanolet-core", "--quiet",
+  ]);
+
+  if (host) {
+    step("tsc -p host");
+    run(bin("tsc"), ["-p", "host/tsconfig.json"]);
+  }
+  step(`done: component ${component.length} bytes`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await build({ host: !process.argv.includes("--core-only") });
+}
