@@ -1,0 +1,125 @@
+// Loads the core component and is the only place that speaks its bindings. Converts host numbers
+// to the bindings' bigints, and turns a trap into a CoreTrapError carrying the core's reason.
+import fs from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { instantiate } from "../build/out/core-js/nanolet-core.js";
+import type { ActionResult, AgentConfig, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
+
+const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
+
+/** The core trapped: the instance is gone; its reason is what the core reported, if anything. */
+export class CoreTrapError extends Error {
+  constructor(
+    readonly call: string,
+    readonly reason: string,
+    readonly cause: unknown,
+  ) {
+    super(`core trapped in ${call}: ${reason}`);
+    this.name = "CoreTrapError";
+  }
+}
+
+export interface CoreConfig {
+  nodeName: string;
+  relistPeriodMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  workerErrorBackoffMs: number;
+}
+
+export const DEFAULT_CORE_CONFIG: Omit<CoreConfig, "nodeName"> = {
+  relistPeriodMs: 1000,
+  backoffInitialMs: 10_000,
+  backoffMaxMs: 300_000,
+  workerErrorBackoffMs: 10_000,
+};
+
+let compiled: Map<string, WebAssembly.Module> | undefined;
+
+/** Compiles the component's core modules once per process; instances are cheap after that. */
+async function modules(): Promise<Map<string, WebAssembly.Module>> {
+  if (compiled) return compiled;
+  const names = (await fs.readdir(BINDINGS_DIR)).filter((n) => n.endsWith(".wasm"));
+  const map = new Map<string, WebAssembly.Module>();
+  for (const name of names) map.set(name, await WebAssembly.compile(new Uint8Array(await fs.readFile(path.join(BINDINGS_DIR, name)))));
+  compiled = map;
+  return map;
+}
+
+function checkU64(name: string, value: number): bigint {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  return BigInt(value);
+}
+
+type Bindings = Awaited<ReturnType<typeof instantiate>>;
+
+/** Instantiates the whole component; `abiCheck` and the agent constructor come from it. */
+export async function loadComponent(): Promise<{ bindings: Bindings; lastTrap: () => string }> {
+  const mods = await modules();
+  let trapReason = "";
+  const diagnostics = {
+    reportTrap(message: string, file: string, line: number, column: number) {
+      trapReason = `${message} (${file}:${line}:${column})`;
+    },
+  };
+  // jco looks the import up without its version; the typed ImportObject names it with one.
+  const imports = { "nanolet:core/diagnostics": diagnostics, "nanolet:core/diagnostics@0.1.0": diagnostics };
+  const bindings = await instantiate((name) => mods.get(name)!, imports);
+  return { bindings, lastTrap: () => trapReason };
+}
+
+/** One core agent instance. After a CoreTrapError it is dead: make a new one. */
+export class CoreAgent {
+  private constructor(
+    private agent: InstanceType<Bindings["agentApi"]["Agent"]>,
+    private lastTrap: () => string,
+  ) {}
+
+  static async create(config: CoreConfig): Promise<CoreAgent> {
+    const { bindings, lastTrap } = await loadComponent();
+    const agent = new bindings.agentApi.Agent({
+      nodeName: config.nodeName,
+      relistPeriodMs: checkU64("relistPeriodMs", config.relistPeriodMs),
+      backoffInitialMs: checkU64("backoffInitialMs", config.backoffInitialMs),
+      backoffMaxMs: checkU64("backoffMaxMs", config.backoffMaxMs),
+      workerErrorBackoffMs: checkU64("workerErrorBackoffMs", config.workerErrorBackoffMs),
+    } satisfies AgentConfig);
+    return new CoreAgent(agent, lastTrap);
+  }
+
+  private guard<T>(call: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof TypeError) throw error; // host bug, not a trap
+      throw new CoreTrapError(call, this.lastTrap() || String(error), error);
+    }
+  }
+
+  handlePods(nowMs: number, pods: PodSpec[]): PodRejection[] {
+    const now = checkU64("nowMs", nowMs);
+    return this.guard("handle-pods", () => this.agent.handlePods(now, pods));
+  }
+
+  handleRelist(nowMs: number, snapshot: RuntimeSnapshot): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-relist", () => this.agent.handleRelist(now, snapshot));
+  }
+
+  handleActionResults(nowMs: number, results: ActionResult[]): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-action-results", () => this.agent.handleActionResults(now, results));
+  }
+
+  pollActions(nowMs: number): PlannedAction[] {
+    const now = checkU64("nowMs", nowMs);
+    return this.guard("poll-actions", () => this.agent.pollActions(now));
+  }
+
+  /** Next time (host ms) the core wants to be polled, or undefined. */
+  pollDeadline(): number | undefined {
+    const deadline = this.guard("poll-deadline", () => this.agent.pollDeadline());
+    return deadline === undefined ? undefined : Number(deadline);
+  }
+}

@@ -1,0 +1,186 @@
+// An in-memory CRI runtime with the real lifecycle and state names, for host unit tests (and
+// later the simulator). Time comes from an injected clock; faults are injected per call name.
+import {
+  ContainerConfig,
+  ContainerDetail,
+  ContainerInfo,
+  GrpcCode,
+  Runtime,
+  RuntimeError,
+  RuntimeVersion,
+  SandboxConfig,
+  SandboxInfo,
+} from "./runtime.js";
+
+interface FakeSandbox extends SandboxInfo {
+  config: SandboxConfig;
+}
+
+interface FakeContainer extends ContainerDetail {}
+
+function matches(labels: Record<string, string>, selector: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+export class FakeRuntime implements Runtime {
+  readonly sandboxes = new Map<string, FakeSandbox>();
+  readonly containers = new Map<string, FakeContainer>();
+  readonly images = new Set<string>();
+  /** Images PullImage can fetch. */
+  readonly pullable = new Set<string>();
+  /** Every call made, in order, as "Method id". */
+  readonly calls: string[] = [];
+  /** Next failure per method: the error is thrown once, then removed. */
+  readonly failNext = new Map<string, RuntimeError>();
+  private nextId = 1;
+
+  constructor(private nowNs: () => bigint = () => BigInt(Date.now()) * 1_000_000n) {}
+
+  private record(method: string, detail = ""): void {
+    this.calls.push(detail ? `${method} ${detail}` : method);
+    const failure = this.failNext.get(method);
+    if (failure) {
+      this.failNext.delete(method);
+      throw failure;
+    }
+  }
+
+  private newId(prefix: string): string {
+    return `${prefix}${(this.nextId++).toString(16).padStart(8, "0")}`;
+  }
+
+  async version(): Promise<RuntimeVersion> {
+    this.record("Version");
+    return { runtimeName: "fake", runtimeVersion: "0.0.0", runtimeApiVersion: "v1" };
+  }
+
+  async runPodSandbox(config: SandboxConfig): Promise<string> {
+    this.record("RunPodSandbox", config.podName);
+    const id = this.newId("sb");
+    this.sandboxes.set(id, {
+      id,
+      podUid: config.podUid,
+      podName: config.podName,
+      podNamespace: config.podNamespace,
+      attempt: config.attempt,
+      state: "ready",
+      createdAtNs: this.nowNs(),
+      labels: { ...config.labels },
+      annotations: { ...config.annotations },
+      config,
+    });
+    return id;
+  }
+
+  async stopPodSandbox(id: string): Promise<void> {
+    this.record("StopPodSandbox", id);
+    const sandbox = this.sandboxes.get(id);
+    if (!sandbox) return; // idempotent, as CRI requires
+    for (const c of this.containers.values()) if (c.sandboxId === id && c.state === "running") this.exit(c.id, 137, "Error");
+    sandbox.state = "not-ready";
+  }
+
+  async removePodSandbox(id: string): Promise<void> {
+    this.record("RemovePodSandbox", id);
+    for (const c of [...this.containers.values()]) if (c.sandboxId === id) this.containers.delete(c.id);
+    this.sandboxes.delete(id);
+  }
+
+  async listPodSandboxes(selector: Record<string, string>): Promise<SandboxInfo[]> {
+    this.record("ListPodSandbox");
+    return [...this.sandboxes.values()].filter((s) => matches(s.labels, selector)).map(({ config, ...info }) => ({ ...info }));
+  }
+
+  async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
+    this.record("CreateContainer", config.name);
+    const sandbox = this.sandboxes.get(sandboxId);
+    if (!sandbox || sandbox.state !== "ready") {
+      throw new RuntimeError(`CreateContainer: sandbox ${sandboxId} is not ready`, GrpcCode.UNKNOWN, "CreateContainer");
+    }
+    if (!this.images.has(config.image)) {
+      throw new RuntimeError(`CreateContainer: image "${config.image}" not found`, GrpcCode.NOT_FOUND, "CreateContainer");
+    }
+    const id = this.newId("c");
+    this.containers.set(id, {
+      id,
+      sandboxId,
+      name: config.name,
+      attempt: config.attempt,
+      image: config.image,
+      state: "created",
+      createdAtNs: this.nowNs(),
+      startedAtNs: 0n,
+      finishedAtNs: 0n,
+      exitCode: 0,
+      reason: "",
+      message: "",
+      labels: { ...config.labels },
+      annotations: { ...config.annotations },
+    });
+    return id;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    this.record("StartContainer", id);
+    const c = this.mustGet(id, "StartContainer");
+    if (c.state !== "created") throw new RuntimeError(`StartContainer: container ${id} is ${c.state}`, GrpcCode.UNKNOWN, "StartContainer");
+    c.state = "running";
+    c.startedAtNs = this.nowNs();
+  }
+
+  async stopContainer(id: string, _timeoutSeconds: number): Promise<void> {
+    this.record("StopContainer", id);
+    const c = this.mustGet(id, "StopContainer");
+    if (c.state === "running") this.exit(id, 137, "Error");
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    this.record("RemoveContainer", id);
+    this.containers.delete(id);
+  }
+
+  async listContainers(selector: Record<string, string>): Promise<ContainerInfo[]> {
+    this.record("ListContainers");
+    return [...this.containers.values()]
+      .filter((c) => matches(c.labels, selector))
+      .map(({ id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations }) => ({
+        id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations,
+      }));
+  }
+
+  async containerStatus(id: string): Promise<ContainerDetail> {
+    this.record("ContainerStatus", id);
+    return { ...this.mustGet(id, "ContainerStatus") };
+  }
+
+  async imagePresent(image: string): Promise<boolean> {
+    this.record("ImageStatus", image);
+    return this.images.has(image);
+  }
+
+  async pullImage(image: string): Promise<string> {
+    this.record("PullImage", image);
+    if (!this.pullable.has(image)) {
+      throw new RuntimeError(`PullImage: failed to resolve reference "${image}": not found`, GrpcCode.NOT_FOUND, "PullImage");
+    }
+    this.images.add(image);
+    return `sha256:${image}`;
+  }
+
+  close(): void {}
+
+  /** Test control: the container's process exits with `exitCode`. */
+  exit(id: string, exitCode: number, reason = exitCode === 0 ? "Completed" : "Error"): void {
+    const c = this.mustGet(id, "exit");
+    c.state = "exited";
+    c.exitCode = exitCode;
+    c.reason = reason;
+    c.finishedAtNs = this.nowNs();
+  }
+
+  private mustGet(id: string, call: string): FakeContainer {
+    const c = this.containers.get(id);
+    if (!c) throw new RuntimeError(`${call}: container "${id}" not found`, GrpcCode.NOT_FOUND, call);
+    return c;
+  }
+}

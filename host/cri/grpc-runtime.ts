@@ -1,0 +1,235 @@
+// The real runtime: CRI runtime.v1 over gRPC on a unix socket (containerd, CRI-O).
+// Retries what a runtime that is (re)starting answers: UNAVAILABLE, and UNKNOWN "server is not
+// initialized yet" (containerd's CRI plugin during start-up).
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import {
+  ContainerConfig,
+  ContainerDetail,
+  ContainerInfo,
+  ContainerStateName,
+  GrpcCode,
+  Runtime,
+  RuntimeError,
+  RuntimeVersion,
+  SandboxConfig,
+  SandboxInfo,
+} from "./runtime.js";
+
+const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
+/** Kubelet's --runtime-request-timeout default. */
+const REQUEST_TIMEOUT_MS = 120_000;
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+
+type Message = Record<string, any>;
+type Unary = (request: Message, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: Message) => void) => void;
+
+export interface GrpcRuntimeOptions {
+  /** `unix:///run/containerd/containerd.sock` or a plain socket path. */
+  endpoint: string;
+  /** How long to keep retrying a runtime that is not (yet) answering. */
+  retryBudgetMs?: number;
+  onRetry?: (call: string, attempt: number, error: string) => void;
+}
+
+function isRetryable(err: grpc.ServiceError): boolean {
+  if (err.code === grpc.status.UNAVAILABLE) return true;
+  return err.code === grpc.status.UNKNOWN && /server is not initialized yet/.test(err.details ?? err.message);
+}
+
+const CONTAINER_STATES: Record<string, ContainerStateName> = {
+  CONTAINER_CREATED: "created",
+  CONTAINER_RUNNING: "running",
+  CONTAINER_EXITED: "exited",
+  CONTAINER_UNKNOWN: "unknown",
+};
+
+export class GrpcRuntime implements Runtime {
+  private runtimeClient: grpc.Client & Record<string, Unary>;
+  private imageClient: grpc.Client & Record<string, Unary>;
+  private retryBudgetMs: number;
+
+  constructor(private options: GrpcRuntimeOptions) {
+    const definition = protoLoader.loadSync(PROTO_PATH, {
+      keepCase: false,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    });
+    const pkg = grpc.loadPackageDefinition(definition) as any;
+    const address = options.endpoint.startsWith("unix:") ? options.endpoint : `unix://${options.endpoint}`;
+    const credentials = grpc.credentials.createInsecure();
+    // One channel each; containerd serves both services on the same socket.
+    const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
+    this.runtimeClient = new pkg.runtime.v1.RuntimeService(address, credentials, channelOptions);
+    this.imageClient = new pkg.runtime.v1.ImageService(address, credentials, channelOptions);
+    this.retryBudgetMs = options.retryBudgetMs ?? 30_000;
+  }
+
+  private async call(client: Record<string, Unary>, method: string, request: Message, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Message> {
+    const started = Date.now();
+    let delayMs = RETRY_FIRST_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await new Promise<Message>((resolve, reject) => {
+          client[method].call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, response) =>
+            err ? reject(err) : resolve(response),
+          );
+        });
+      } catch (error) {
+        const err = error as grpc.ServiceError;
+        if (isRetryable(err) && Date.now() - started + delayMs < this.retryBudgetMs) {
+          this.options.onRetry?.(method, attempt, err.details ?? err.message);
+          await new Promise((r) => setTimeout(r, delayMs));
+          delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
+          continue;
+        }
+        throw new RuntimeError(`${method}: ${err.details || err.message}`, err.code ?? GrpcCode.UNKNOWN, method);
+      }
+    }
+  }
+
+  async version(): Promise<RuntimeVersion> {
+    const r = await this.call(this.runtimeClient, "Version", { version: "v1" });
+    return { runtimeName: r.runtimeName, runtimeVersion: r.runtimeVersion, runtimeApiVersion: r.runtimeApiVersion };
+  }
+
+  async runPodSandbox(config: SandboxConfig): Promise<string> {
+    const r = await this.call(this.runtimeClient, "RunPodSandbox", { config: sandboxConfigMessage(config) });
+    return r.podSandboxId;
+  }
+
+  async stopPodSandbox(id: string): Promise<void> {
+    await this.call(this.runtimeClient, "StopPodSandbox", { podSandboxId: id });
+  }
+
+  async removePodSandbox(id: string): Promise<void> {
+    await this.call(this.runtimeClient, "RemovePodSandbox", { podSandboxId: id });
+  }
+
+  async listPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxInfo[]> {
+    const r = await this.call(this.runtimeClient, "ListPodSandbox", { filter: { labelSelector } });
+    return (r.items as Message[]).map((s) => ({
+      id: s.id,
+      podUid: s.metadata?.uid ?? "",
+      podName: s.metadata?.name ?? "",
+      podNamespace: s.metadata?.namespace ?? "",
+      attempt: s.metadata?.attempt ?? 0,
+      state: s.state === "SANDBOX_READY" ? "ready" : "not-ready",
+      createdAtNs: BigInt(s.createdAt ?? "0"),
+      labels: s.labels ?? {},
+      annotations: s.annotations ?? {},
+    }));
+  }
+
+  async createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string> {
+    const r = await this.call(this.runtimeClient, "CreateContainer", {
+      podSandboxId: sandboxId,
+      config: {
+        metadata: { name: config.name, attempt: config.attempt },
+        image: { image: config.image },
+        command: config.command,
+        args: config.args,
+        workingDir: config.workingDir ?? "",
+        envs: config.env.map((e) => ({ key: e.name, value: e.value })),
+        labels: config.labels,
+        annotations: config.annotations,
+        logPath: config.logPath,
+        linux: {
+          resources: {},
+          securityContext: { namespaceOptions: namespaceOptions(sandbox) },
+        },
+      },
+      sandboxConfig: sandboxConfigMessage(sandbox),
+    });
+    return r.containerId;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    await this.call(this.runtimeClient, "StartContainer", { containerId: id });
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    // The call blocks for up to the grace period: give it that on top of the usual timeout.
+    await this.call(this.runtimeClient, "StopContainer", { containerId: id, timeout: String(timeoutSeconds) }, REQUEST_TIMEOUT_MS + timeoutSeconds * 1000);
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    await this.call(this.runtimeClient, "RemoveContainer", { containerId: id });
+  }
+
+  async listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]> {
+    const r = await this.call(this.runtimeClient, "ListContainers", { filter: { labelSelector } });
+    return (r.containers as Message[]).map((c) => ({
+      id: c.id,
+      sandboxId: c.podSandboxId,
+      name: c.metadata?.name ?? "",
+      attempt: c.metadata?.attempt ?? 0,
+      image: c.image?.image ?? "",
+      state: CONTAINER_STATES[c.state] ?? "unknown",
+      createdAtNs: BigInt(c.createdAt ?? "0"),
+      labels: c.labels ?? {},
+      annotations: c.annotations ?? {},
+    }));
+  }
+
+  async containerStatus(id: string): Promise<ContainerDetail> {
+    const r = await this.call(this.runtimeClient, "ContainerStatus", { containerId: id });
+    const s = r.status as Message | null;
+    if (!s) throw new RuntimeError(`ContainerStatus: no status for ${id}`, GrpcCode.NOT_FOUND, "ContainerStatus");
+    return {
+      id: s.id,
+      sandboxId: "",
+      name: s.metadata?.name ?? "",
+      attempt: s.metadata?.attempt ?? 0,
+      image: s.image?.image ?? "",
+      state: CONTAINER_STATES[s.state] ?? "unknown",
+      createdAtNs: BigInt(s.createdAt ?? "0"),
+      startedAtNs: BigInt(s.startedAt ?? "0"),
+      finishedAtNs: BigInt(s.finishedAt ?? "0"),
+      exitCode: s.exitCode ?? 0,
+      reason: s.reason ?? "",
+      message: s.message ?? "",
+      labels: s.labels ?? {},
+      annotations: s.annotations ?? {},
+    };
+  }
+
+  async imagePresent(image: string): Promise<boolean> {
+    const r = await this.call(this.imageClient, "ImageStatus", { image: { image } });
+    return r.image != null && r.image.id !== "";
+  }
+
+  async pullImage(image: string): Promise<string> {
+    const r = await this.call(this.imageClient, "PullImage", { image: { image } });
+    return r.imageRef;
+  }
+
+  close(): void {
+    this.runtimeClient.close();
+    this.imageClient.close();
+  }
+}
+
+function namespaceOptions(config: SandboxConfig): Message {
+  return { network: config.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" };
+}
+
+function sandboxConfigMessage(config: SandboxConfig): Message {
+  return {
+    metadata: { name: config.podName, uid: config.podUid, namespace: config.podNamespace, attempt: config.attempt },
+    // A host-network sandbox shares the node's UTS namespace: the runtime refuses a hostname.
+    hostname: config.hostNetwork ? "" : config.podName,
+    logDirectory: config.logDirectory,
+    labels: config.labels,
+    annotations: config.annotations,
+    linux: {
+      cgroupParent: config.cgroupParent,
+      securityContext: { namespaceOptions: namespaceOptions(config) },
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// The container runtime as nanolet's host sees it: the CRI calls it makes, in plain types.
+// Implementations: GrpcRuntime (real CRI over a unix socket) and FakeRuntime (in memory, for
+// host unit tests and the simulator).
+
+/** Labels nanolet puts on its sandboxes and containers (upstream kubelet's names where it has one). */
+export const LABEL_POD_UID = "io.kubernetes.pod.uid";
+export const LABEL_POD_NAME = "io.kubernetes.pod.name";
+export const LABEL_POD_NAMESPACE = "io.kubernetes.pod.namespace";
+export const LABEL_CONTAINER_NAME = "io.kubernetes.container.name";
+/** Marks a sandbox or container as nanolet's, so that a restarted agent adopts only its own. */
+export const LABEL_MANAGED_BY = "nanolet.io/managed";
+export const ANNOTATION_SPEC_HASH = "io.kubernetes.container.hash";
+export const ANNOTATION_GRACE_PERIOD = "io.kubernetes.pod.terminationGracePeriod";
+
+export type SandboxStateName = "ready" | "not-ready";
+export type ContainerStateName = "created" | "running" | "exited" | "unknown";
+
+export interface SandboxConfig {
+  podUid: string;
+  podName: string;
+  podNamespace: string;
+  attempt: number;
+  hostNetwork: boolean;
+  cgroupParent: string;
+  logDirectory: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface ContainerConfig {
+  name: string;
+  attempt: number;
+  image: string;
+  command: string[];
+  args: string[];
+  env: { name: string; value: string }[];
+  workingDir?: string;
+  logPath: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface SandboxInfo {
+  id: string;
+  podUid: string;
+  podName: string;
+  podNamespace: string;
+  attempt: number;
+  state: SandboxStateName;
+  createdAtNs: bigint;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface ContainerInfo {
+  id: string;
+  sandboxId: string;
+  name: string;
+  attempt: number;
+  image: string;
+  state: ContainerStateName;
+  createdAtNs: bigint;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface ContainerDetail extends ContainerInfo {
+  startedAtNs: bigint;
+  finishedAtNs: bigint;
+  exitCode: number;
+  reason: string;
+  message: string;
+}
+
+export interface RuntimeVersion {
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
+
+/** A failed runtime call: the gRPC status code (0 if none) and the runtime's message. */
+export class RuntimeError extends Error {
+  constructor(
+    message: string,
+    readonly grpcCode: number,
+    readonly call: string,
+  ) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** gRPC status codes used by the host. */
+export const GrpcCode = {
+  OK: 0,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  UNIMPLEMENTED: 12,
+  UNAVAILABLE: 14,
+} as const;
+
+export interface Runtime {
+  version(): Promise<RuntimeVersion>;
+  runPodSandbox(config: SandboxConfig): Promise<string>;
+  stopPodSandbox(id: string): Promise<void>;
+  removePodSandbox(id: string): Promise<void>;
+  listPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxInfo[]>;
+  createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  stopContainer(id: string, timeoutSeconds: number): Promise<void>;
+  removeContainer(id: string): Promise<void>;
+  listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]>;
+  containerStatus(id: string): Promise<ContainerDetail>;
+  /** True when the image is present; false when ImageStatus returns no image. */
+  imagePresent(image: string): Promise<boolean>;
+  pullImage(image: string): Promise<string>;
+  close(): void;
+}

@@ -1,0 +1,124 @@
+// Every WIT type crosses the component boundary and back unchanged (abi-check echoes), with
+// values that catch layout mistakes: non-ASCII and empty strings, large 64-bit values, negative
+// numbers, every enum and variant case, and nested lists.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { loadComponent } from "../../dist/core.js";
+
+const { bindings } = await loadComponent();
+const check = bindings.abiCheck;
+
+const containerSpec = (i) => ({
+  name: `c-${i}`,
+  image: "busybox:1.36 ☃",
+  command: ["/bin/sh", "-c"],
+  args: ["echo héllo; exit 3", ""],
+  env: [{ name: "A", value: "1" }, { name: "EMPTY", value: "" }],
+  workingDir: i % 2 ? "/work/dir" : undefined,
+  requests: [{ name: "cpu", quantity: "250m" }],
+  limits: i % 2 ? [] : [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "1" }],
+});
+
+test("pod-spec round-trips, including option<s64> and option<string>", () => {
+  const pods = [
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)] },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [] },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)] },
+  ];
+  assert.deepEqual(check.echoPods(pods), pods);
+  assert.deepEqual(check.echoPods([]), []);
+});
+
+test("pod-rejection round-trips", () => {
+  const items = [
+    { index: 0, uid: "u", field: "spec.containers[0].name", message: 'Duplicate value: "a"' },
+    { index: 4294967295, uid: "", field: "", message: "" },
+  ];
+  assert.deepEqual(check.echoRejections(items), items);
+});
+
+test("runtime-snapshot round-trips with every state", () => {
+  const snapshot = {
+    listedAtMs: 1_764_000_000_123n,
+    sandboxes: [
+      { id: "sb1", podUid: "u1", podName: "p", podNamespace: "ns", attempt: 2, state: "ready", createdAtNs: 1_764_000_000_000_000_001n, terminationGracePeriodSeconds: 30n },
+      { id: "sb2", podUid: "u2", podName: "q", podNamespace: "ns", attempt: 0, state: "not-ready", createdAtNs: 0n, terminationGracePeriodSeconds: undefined },
+    ],
+    containers: ["created", "running", "exited", "unknown"].map((state, i) => ({
+      id: `c${i}`, sandboxId: "sb1", podUid: "u1", name: `n${i}`, attempt: i * 1000, state, image: "img",
+      specHash: "00ff", exitCode: i === 2 ? -1 : 137, reason: i === 2 ? "OOMKilled" : "", message: "ü",
+      createdAtNs: 9_007_199_254_740_993n, startedAtNs: -1n, finishedAtNs: 2n ** 62n,
+    })),
+    uninspectedPodUids: ["u9", ""],
+  };
+  assert.deepEqual(check.echoSnapshot(snapshot), snapshot);
+});
+
+test("action-result round-trips both result cases and every error kind", () => {
+  const results = [
+    { actionId: 1n, outcome: { tag: "ok", val: "sandbox-id" } },
+    { actionId: 2n ** 64n - 1n, outcome: { tag: "ok", val: "" } },
+    ...["runtime", "image-pull", "timeout", "other"].map((kind, i) => ({
+      actionId: BigInt(10 + i), outcome: { tag: "err", val: { kind, grpcCode: 14, message: `failed ${kind} ☃` } },
+    })),
+  ];
+  assert.deepEqual(check.echoResults(results), results);
+});
+
+test("planned-action round-trips every action-kind case", () => {
+  const sandbox = { podUid: "u1", podName: "p", podNamespace: "ns", attempt: 3, hostNetwork: true, terminationGracePeriodSeconds: 45n, cgroupParent: "/kubepods/besteffort/podu1" };
+  const status = {
+    phase: "running", reason: "", message: "m", sandboxId: "sb",
+    containerStatuses: ["waiting", "running", "terminated"].map((state, i) => ({
+      name: `c${i}`, containerId: `id${i}`, image: "img", state, reason: "CrashLoopBackOff", message: "back-off 10s",
+      exitCode: -2, restartCount: 7, ready: i === 1, startedAtNs: 5n, finishedAtNs: 6n,
+    })),
+    version: 2n ** 40n,
+  };
+  const kinds = [
+    { tag: "relist" },
+    { tag: "run-sandbox", val: sandbox },
+    { tag: "stop-sandbox", val: "sb1" },
+    { tag: "remove-sandbox", val: "sb2" },
+    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1) } },
+    { tag: "start-container", val: { containerId: "c1", containerName: "n1" } },
+    { tag: "stop-container", val: { containerId: "c2", containerName: "n2", timeoutSeconds: 30n } },
+    { tag: "remove-container", val: { containerId: "c3", containerName: "n3" } },
+    { tag: "remove-pod-cgroup", val: "u1" },
+    ...["pending", "running", "succeeded", "failed", "unknown"].map((phase) => ({ tag: "pod-status-changed", val: { ...status, phase } })),
+    { tag: "pod-event", val: { containerName: "n", eventType: "warning", reason: "BackOff", message: "Back-off" } },
+    { tag: "pod-event", val: { containerName: "", eventType: "normal", reason: "Started", message: "" } },
+  ];
+  const actions = kinds.map((kind, i) => ({ id: BigInt(i + 1), podUid: `u${i}`, podNamespace: "ns", podName: "p", kind }));
+  assert.deepEqual(check.echoActions(actions), actions);
+});
+
+test("option<u64> round-trips", () => {
+  assert.equal(check.echoDeadline(undefined), undefined);
+  assert.equal(check.echoDeadline(0n), 0n);
+  assert.equal(check.echoDeadline(2n ** 64n - 2n), 2n ** 64n - 2n);
+});
+
+test("memory stays flat over many calls (arguments and return arena are freed)", async () => {
+  // Instantiate by hand to see the core module's memory.
+  const { instantiate } = await import("../../build/out/core-js/nanolet-core.js");
+  const dir = new URL("../../build/out/core-js/", import.meta.url);
+  const memories = [];
+  const diagnostics = { reportTrap() {} };
+  const own = await instantiate(
+    async (name) => WebAssembly.compile(await readFile(new URL(name, dir))),
+    { "nanolet:core/diagnostics": diagnostics },
+    async (module, imports) => {
+      const instance = await WebAssembly.instantiate(module, imports);
+      if (instance.exports.memory) memories.push(instance.exports.memory);
+      return instance;
+    },
+  );
+  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)] }));
+  for (let i = 0; i < 200; i++) own.abiCheck.echoPods(pods);
+  const sizeAfterWarmUp = memories.map((m) => m.buffer.byteLength);
+  for (let i = 0; i < 3000; i++) own.abiCheck.echoPods(pods);
+  assert.deepEqual(memories.map((m) => m.buffer.byteLength), sizeAfterWarmUp);
+  assert.ok(memories.length > 0);
+});
