@@ -1,0 +1,187 @@
+// The host's event loop around the core: feeds it pods, relists and action results; carries out
+// what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
+// re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
+import type { ActionResult, PlannedAction, PodSpec } from "./core-types.js";
+import { CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
+import { Executor } from "./executor.js";
+import type { Logger } from "./log.js";
+import { PodTable } from "./pod-table.js";
+import { Relister } from "./relist.js";
+import type { Runtime } from "./cri/runtime.js";
+import { removePodCgroups } from "./node/cgroups.js";
+import type { SourcePod, ScanResult } from "./sources/static-pods.js";
+
+export interface AgentLoopOptions {
+  runtime: Runtime;
+  core: CoreConfig;
+  log: Logger;
+  podTable: PodTable;
+  podLogsDir: string;
+  /** Root of the cgroup file system; pod cgroups are removed under it. */
+  cgroupRoot?: string;
+  concurrency?: number;
+  nowMs?: () => number;
+  /** Called with every action the core emits (tests and recording). */
+  onAction?: (action: PlannedAction) => void;
+}
+
+export class AgentLoop {
+  /** Undefined while a trapped core is being re-created. */
+  private core: CoreAgent | undefined;
+  private executor: Executor;
+  private relister: Relister;
+  private timer?: NodeJS.Timeout;
+  private pendingResults: ActionResult[] = [];
+  private pumpScheduled = false;
+  private stopped = false;
+  private desired: SourcePod[] = [];
+  private nowMs: () => number;
+  /** Relists in flight; at most one, enforced by the core. */
+  private relisting = false;
+  trapCount = 0;
+
+  constructor(private options: AgentLoopOptions) {
+    this.nowMs = options.nowMs ?? Date.now;
+    this.executor = new Executor({ runtime: options.runtime, podLogsDir: options.podLogsDir, log: options.log, concurrency: options.concurrency });
+    this.relister = new Relister(options.runtime, this.nowMs);
+  }
+
+  async start(): Promise<void> {
+    this.core = await CoreAgent.create(this.options.core);
+    this.schedulePump();
+  }
+
+  /** A new scan of the pod sources: the complete desired set. */
+  setPods(scan: ScanResult): void {
+    const { log, podTable } = this.options;
+    for (const p of scan.problems) {
+      log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
+    }
+    this.desired = scan.pods;
+    const rejected = this.feedPods();
+    const problems = [...scan.problems, ...rejected];
+    podTable.setDesired(
+      this.desired.filter((p) => !rejected.some((r) => r.uid === p.spec.uid && r.origin === p.origin)).map((p) => ({ uid: p.spec.uid, namespace: p.spec.namespace, name: p.spec.name, origin: p.origin })),
+      problems.map(({ origin, field, message }) => ({ origin, field, message })),
+    );
+    this.schedulePump();
+  }
+
+  private feedPods(): { origin: string; uid: string; field: string; message: string }[] {
+    const specs: PodSpec[] = this.desired.map((p) => p.spec);
+    const rejections = this.withCore((core) => core.handlePods(this.nowMs(), specs)) ?? [];
+    return rejections.map((r) => {
+      const origin = this.desired[r.index]?.origin ?? "?";
+      this.options.log.log("error", "Refused pod manifest", { file: origin, field: r.field, error: r.message });
+      return { origin, uid: r.uid, field: r.field, message: r.message };
+    });
+  }
+
+  private withCore<T>(fn: (core: CoreAgent) => T): T | undefined {
+    if (!this.core) return undefined;
+    try {
+      return fn(this.core);
+    } catch (error) {
+      if (!(error instanceof CoreTrapError)) throw error;
+      this.onTrap(error);
+      return undefined;
+    }
+  }
+
+  private onTrap(error: CoreTrapError): void {
+    this.trapCount++;
+    this.options.log.log("error", "CORE TRAPPED: re-creating the core and rebuilding its state from the runtime", {
+      call: error.call,
+      reason: error.reason,
+    });
+    this.pendingResults = []; // results of the dead instance's actions mean nothing to a new one
+    this.core = undefined;
+    void CoreAgent.create(this.options.core).then((core) => {
+      this.core = core;
+      this.feedPods();
+      this.schedulePump();
+    });
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.stopped) return;
+    const now = this.nowMs();
+    if (this.pendingResults.length > 0) {
+      const results = this.pendingResults;
+      this.pendingResults = [];
+      this.withCore((core) => core.handleActionResults(now, results));
+    }
+    const actions = this.withCore((core) => core.pollActions(now)) ?? [];
+    for (const action of actions) this.dispatch(action);
+    const deadline = this.withCore((core) => core.pollDeadline());
+    clearTimeout(this.timer);
+    if (deadline !== undefined) {
+      const waitMs = Math.max(0, Math.min(deadline - this.nowMs(), 60_000));
+      this.timer = setTimeout(() => this.pump(), waitMs);
+    }
+  }
+
+  private dispatch(action: PlannedAction): void {
+    this.options.onAction?.(action);
+    const kind = action.kind;
+    const pod = action.podName ? `${action.podNamespace}/${action.podName}` : undefined;
+    switch (kind.tag) {
+      case "relist":
+        void this.relist(action);
+        return;
+      case "pod-status-changed":
+        this.options.podTable.applyStatus(action.podUid, kind.val);
+        return;
+      case "pod-event":
+        this.options.log.log(kind.val.eventType === "warning" ? "warn" : "info", kind.val.message, {
+          pod,
+          container: kind.val.containerName,
+          reason: kind.val.reason,
+        });
+        return;
+      case "remove-pod-cgroup": {
+        const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
+        for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
+        return;
+      }
+      default:
+        this.options.log.log("debug", "runtime call", { pod, action: kind.tag, id: Number(action.id) });
+        void this.executor.execute(action).then((result) => {
+          if (result.outcome.tag === "err") {
+            this.options.log.log("warn", "Runtime call failed", { pod, action: kind.tag, error: result.outcome.val.message });
+          }
+          this.pendingResults.push(result);
+          this.schedulePump();
+        });
+    }
+  }
+
+  private async relist(action: PlannedAction): Promise<void> {
+    if (this.relisting) return;
+    this.relisting = true;
+    try {
+      const snapshot = await this.relister.relist();
+      if (!this.stopped) this.withCore((core) => core.handleRelist(this.nowMs(), snapshot));
+    } catch (error) {
+      this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
+      this.pendingResults.push({ actionId: action.id, outcome: { tag: "err", val: { kind: "runtime", grpcCode: 0, message: String((error as Error).message) } } });
+    } finally {
+      this.relisting = false;
+      this.schedulePump();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}

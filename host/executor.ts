@@ -1,0 +1,165 @@
+// Carries out the core's runtime actions on a Runtime, at most `concurrency` at a time, and turns
+// each outcome into an action-result. Image presence is checked before a create (ImageStatus),
+// and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
+import path from "node:path";
+import type { ActionResult, CreateContainer, PlannedAction, SandboxSpec } from "./core-types.js";
+import {
+  ANNOTATION_GRACE_PERIOD,
+  ANNOTATION_SPEC_HASH,
+  ContainerConfig,
+  GrpcCode,
+  LABEL_CONTAINER_NAME,
+  LABEL_MANAGED_BY,
+  LABEL_POD_NAME,
+  LABEL_POD_NAMESPACE,
+  LABEL_POD_UID,
+  Runtime,
+  RuntimeError,
+  SandboxConfig,
+} from "./cri/runtime.js";
+import type { Logger } from "./log.js";
+
+export const DEFAULT_ACTION_CONCURRENCY = 8;
+
+export interface ExecutorOptions {
+  runtime: Runtime;
+  podLogsDir: string;
+  log: Logger;
+  concurrency?: number;
+}
+
+/** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
+export function podLogDirectory(podLogsDir: string, sandbox: SandboxSpec): string {
+  return path.join(podLogsDir, `${sandbox.podNamespace}_${sandbox.podName}_${sandbox.podUid}`);
+}
+
+export function sandboxConfig(spec: SandboxSpec, podLogsDir: string): SandboxConfig {
+  const labels = {
+    [LABEL_POD_UID]: spec.podUid,
+    [LABEL_POD_NAME]: spec.podName,
+    [LABEL_POD_NAMESPACE]: spec.podNamespace,
+    [LABEL_MANAGED_BY]: "true",
+  };
+  return {
+    podUid: spec.podUid,
+    podName: spec.podName,
+    podNamespace: spec.podNamespace,
+    attempt: spec.attempt,
+    hostNetwork: spec.hostNetwork,
+    cgroupParent: spec.cgroupParent,
+    logDirectory: podLogDirectory(podLogsDir, spec),
+    labels,
+    annotations: { [ANNOTATION_GRACE_PERIOD]: String(spec.terminationGracePeriodSeconds) },
+  };
+}
+
+export function containerConfig(create: CreateContainer): ContainerConfig {
+  const c = create.container;
+  return {
+    name: c.name,
+    attempt: create.attempt,
+    image: c.image,
+    command: c.command,
+    args: c.args,
+    env: c.env,
+    workingDir: c.workingDir,
+    // Relative to the sandbox's log directory, as upstream: <container>/<attempt>.log
+    logPath: path.join(c.name, `${create.attempt}.log`),
+    labels: {
+      [LABEL_POD_UID]: create.sandbox.podUid,
+      [LABEL_POD_NAME]: create.sandbox.podName,
+      [LABEL_POD_NAMESPACE]: create.sandbox.podNamespace,
+      [LABEL_CONTAINER_NAME]: c.name,
+      [LABEL_MANAGED_BY]: "true",
+    },
+    annotations: { [ANNOTATION_SPEC_HASH]: create.specHash },
+  };
+}
+
+class ImagePullError extends Error {}
+
+export class Executor {
+  private running = 0;
+  private waiting: (() => void)[] = [];
+  private concurrency: number;
+
+  constructor(private options: ExecutorOptions) {
+    this.concurrency = options.concurrency ?? DEFAULT_ACTION_CONCURRENCY;
+  }
+
+  /** Runs one runtime action; never rejects: failures become `err` results. */
+  async execute(action: PlannedAction): Promise<ActionResult> {
+    await this.acquire();
+    try {
+      const createdId = await this.perform(action);
+      return { actionId: action.id, outcome: { tag: "ok", val: createdId } };
+    } catch (error) {
+      if (error instanceof ImagePullError) {
+        return { actionId: action.id, outcome: { tag: "err", val: { kind: "image-pull", grpcCode: 0, message: error.message } } };
+      }
+      if (error instanceof RuntimeError) {
+        const kind = error.grpcCode === GrpcCode.DEADLINE_EXCEEDED ? "timeout" : "runtime";
+        return { actionId: action.id, outcome: { tag: "err", val: { kind, grpcCode: error.grpcCode, message: error.message } } };
+      }
+      return { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: String((error as Error)?.message ?? error) } } };
+    } finally {
+      this.release();
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.running < this.concurrency) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+
+  private async perform(action: PlannedAction): Promise<string> {
+    const { runtime, podLogsDir } = this.options;
+    const kind = action.kind;
+    switch (kind.tag) {
+      case "run-sandbox":
+        return runtime.runPodSandbox(sandboxConfig(kind.val, podLogsDir));
+      case "stop-sandbox":
+        await runtime.stopPodSandbox(kind.val);
+        return "";
+      case "remove-sandbox":
+        await runtime.removePodSandbox(kind.val);
+        return "";
+      case "create-container":
+        await this.ensureImage(action, kind.val.container.image);
+        return runtime.createContainer(kind.val.sandboxId, containerConfig(kind.val), sandboxConfig(kind.val.sandbox, podLogsDir));
+      case "start-container":
+        await runtime.startContainer(kind.val.containerId);
+        return "";
+      case "stop-container":
+        await runtime.stopContainer(kind.val.containerId, Number(kind.val.timeoutSeconds));
+        return "";
+      case "remove-container":
+        await runtime.removeContainer(kind.val.containerId);
+        return "";
+      default:
+        throw new Error(`executor: ${kind.tag} is not a runtime action`);
+    }
+  }
+
+  private async ensureImage(action: PlannedAction, image: string): Promise<void> {
+    const { runtime, log } = this.options;
+    if (await runtime.imagePresent(image)) return;
+    const pod = `${action.podNamespace}/${action.podName}`;
+    log.log("info", "Pulling image", { pod, image });
+    try {
+      await runtime.pullImage(image);
+    } catch (error) {
+      throw new ImagePullError(`failed to pull image "${image}": ${(error as Error).message}`);
+    }
+    log.log("info", "Pulled image", { pod, image });
+  }
+}

@@ -1,0 +1,151 @@
+// The nanolet command line: `nanolet run` (the agent) and `nanolet pods` (what it runs).
+// Flags follow the kubelet's names where the kubelet has one.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { AgentLoop } from "./agent-loop.js";
+import { DEFAULT_CORE_CONFIG } from "./core.js";
+import { GrpcRuntime } from "./cri/grpc-runtime.js";
+import { StreamLogger, type Level } from "./log.js";
+import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
+import { fetchPods, startControlSocket } from "./server.js";
+import { StaticPodSource } from "./sources/static-pods.js";
+
+const USAGE = `Usage:
+  nanolet run [flags]      run the node agent
+  nanolet pods [flags]     list the pods of a running (or the last) agent
+
+Flags of run:
+  --pod-manifest-path DIR            static pod manifests (default /etc/kubernetes/manifests)
+  --container-runtime-endpoint URL   CRI socket (default unix:///run/containerd/containerd.sock)
+  --hostname-override NAME           node name (default: the host name)
+  --root-dir DIR                     agent state and control socket (default /var/lib/nanolet)
+  --pod-logs-dir DIR                 container logs (default /var/log/pods)
+  --relist-period DURATION           PLEG relist period (default 1s)
+  --v LEVEL                          log level: debug, info, warn, error (default info)
+
+Flags of pods:
+  --root-dir DIR                     as given to run
+  -o json                            print JSON instead of a table
+`;
+
+export function parseDurationMs(text: string, flag: string): number {
+  const m = /^(\d+)(ms|s|m)$/.exec(text.trim());
+  if (!m) throw new Error(`${flag}: invalid duration "${text}" (use e.g. 500ms, 1s, 2m)`);
+  const n = Number(m[1]);
+  const ms = m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+  if (ms <= 0) throw new Error(`${flag}: must be greater than zero`);
+  return ms;
+}
+
+function defaultNodeName(): string {
+  return os.hostname().toLowerCase();
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      "pod-manifest-path": { type: "string", default: "/etc/kubernetes/manifests" },
+      "container-runtime-endpoint": { type: "string", default: "unix:///run/containerd/containerd.sock" },
+      "hostname-override": { type: "string" },
+      "root-dir": { type: "string", default: "/var/lib/nanolet" },
+      "pod-logs-dir": { type: "string", default: "/var/log/pods" },
+      "relist-period": { type: "string", default: "1s" },
+      v: { type: "string", default: "info" },
+    },
+    strict: true,
+  });
+  const level = values.v as Level;
+  if (!["debug", "info", "warn", "error"].includes(level)) throw new Error(`--v: unknown level "${values.v}"`);
+  const log = new StreamLogger(process.stderr, level);
+  const nodeName = values["hostname-override"] ?? defaultNodeName();
+  const rootDir = path.resolve(values["root-dir"]!);
+  const manifestDir = path.resolve(values["pod-manifest-path"]!);
+  fs.mkdirSync(rootDir, { recursive: true });
+  fs.mkdirSync(values["pod-logs-dir"]!, { recursive: true });
+
+  const runtime = new GrpcRuntime({
+    endpoint: values["container-runtime-endpoint"]!,
+    onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
+  });
+  try {
+    const v = await runtime.version();
+    log.log("info", "Connected to container runtime", { runtime: v.runtimeName, version: v.runtimeVersion, api: v.runtimeApiVersion });
+  } catch (error) {
+    log.log("error", "Container runtime not reachable; will keep trying", { endpoint: values["container-runtime-endpoint"], error: (error as Error).message });
+  }
+
+  const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
+  const loop = new AgentLoop({
+    runtime,
+    log,
+    podTable,
+    podLogsDir: values["pod-logs-dir"]!,
+    core: { nodeName, ...DEFAULT_CORE_CONFIG, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period") },
+  });
+  await loop.start();
+  const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
+  const source = new StaticPodSource(manifestDir, nodeName, (scan) => loop.setPods(scan));
+  source.start();
+  log.log("info", "nanolet started", { node: nodeName, manifests: manifestDir, root: rootDir });
+
+  return new Promise((resolve) => {
+    const shutdown = (signal: string) => {
+      // Like the kubelet, stopping the agent leaves the pods running; a restart adopts them.
+      log.log("info", "Shutting down; pods keep running", { signal });
+      source.stop();
+      loop.stop();
+      podTable.writeNow();
+      podTable.stop();
+      server.close();
+      runtime.close();
+      resolve(0);
+    };
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.once("SIGINT", () => shutdown("SIGINT"));
+  });
+}
+
+async function pods(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { "root-dir": { type: "string", default: "/var/lib/nanolet" }, o: { type: "string", short: "o" } },
+    strict: true,
+  });
+  const rootDir = path.resolve(values["root-dir"]!);
+  let snapshot: PodTableSnapshot;
+  let stale = false;
+  try {
+    snapshot = (await fetchPods(path.join(rootDir, "nanolet.sock"))) as PodTableSnapshot;
+  } catch {
+    const file = path.join(rootDir, "pods.json");
+    if (!fs.existsSync(file)) {
+      process.stderr.write(`nanolet pods: no agent is answering at ${rootDir}/nanolet.sock and there is no ${file}\n`);
+      return 1;
+    }
+    snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
+    stale = true;
+  }
+  if (values.o === "json") {
+    process.stdout.write(JSON.stringify(snapshot, null, 2) + "\n");
+  } else {
+    if (stale) process.stdout.write(`(agent not running; last state written ${new Date(snapshot.writtenAtMs).toISOString()})\n`);
+    process.stdout.write(formatPodTable(snapshot));
+  }
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === "run") return await run(rest);
+    if (command === "pods") return await pods(rest);
+    process.stdout.write(USAGE);
+    return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+  } catch (error) {
+    process.stderr.write(`nanolet: ${(error as Error).message}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,110 @@
+// The host's table of desired pods and their newest status from the core: what `nanolet pods`
+// shows. Kept in memory, served over the local socket and written to a state file.
+import fs from "node:fs";
+import path from "node:path";
+import type { PodStatus } from "./core-types.js";
+
+export interface PodRow {
+  uid: string;
+  namespace: string;
+  name: string;
+  origin: string;
+  phase: string;
+  restarts: number;
+  containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number }[];
+  statusVersion: number;
+}
+
+export interface PodTableSnapshot {
+  writtenAtMs: number;
+  nodeName: string;
+  pods: PodRow[];
+  problems: { origin: string; field: string; message: string }[];
+}
+
+export class PodTable {
+  private rows = new Map<string, PodRow>();
+  private problems: PodTableSnapshot["problems"] = [];
+  private writeTimer?: NodeJS.Timeout;
+
+  constructor(
+    private nodeName: string,
+    private stateFile?: string,
+  ) {}
+
+  /** Replaces the desired set, keeping statuses of pods that stay. */
+  setDesired(pods: { uid: string; namespace: string; name: string; origin: string }[], problems: PodTableSnapshot["problems"]): void {
+    const next = new Map<string, PodRow>();
+    for (const p of pods) {
+      const old = this.rows.get(p.uid);
+      next.set(p.uid, old ? { ...old, origin: p.origin } : { ...p, phase: "Pending", restarts: 0, containers: [], statusVersion: 0 });
+    }
+    this.rows = next;
+    this.problems = problems;
+    this.scheduleWrite();
+  }
+
+  applyStatus(uid: string, status: PodStatus): void {
+    const row = this.rows.get(uid);
+    if (!row) return;
+    const version = Number(status.version);
+    if (version <= row.statusVersion) return; // per-pod versions only increase
+    row.statusVersion = version;
+    row.phase = status.phase.charAt(0).toUpperCase() + status.phase.slice(1);
+    row.containers = status.containerStatuses.map((c) => ({
+      name: c.name,
+      state: c.state,
+      reason: c.reason,
+      restartCount: c.restartCount,
+      containerId: c.containerId,
+      exitCode: c.exitCode,
+    }));
+    row.restarts = row.containers.reduce((sum, c) => sum + c.restartCount, 0);
+    this.scheduleWrite();
+  }
+
+  snapshot(): PodTableSnapshot {
+    const pods = [...this.rows.values()].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    return { writtenAtMs: Date.now(), nodeName: this.nodeName, pods, problems: this.problems };
+  }
+
+  private scheduleWrite(): void {
+    if (!this.stateFile || this.writeTimer) return;
+    this.writeTimer = setTimeout(() => {
+      this.writeTimer = undefined;
+      this.writeNow();
+    }, 200);
+  }
+
+  writeNow(): void {
+    if (!this.stateFile) return;
+    const tmp = `${this.stateFile}.tmp`;
+    fs.mkdirSync(path.dirname(this.stateFile), { recursive: true });
+    fs.writeFileSync(tmp, JSON.stringify(this.snapshot(), null, 2));
+    fs.renameSync(tmp, this.stateFile); // atomic: a reader never sees half a file
+  }
+
+  stop(): void {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+  }
+}
+
+/** The `nanolet pods` table, kubectl-style. */
+export function formatPodTable(snapshot: PodTableSnapshot): string {
+  const header = ["NAMESPACE", "NAME", "PHASE", "RESTARTS", "CONTAINERS"];
+  const rows = snapshot.pods.map((p) => [
+    p.namespace,
+    p.name,
+    p.phase,
+    String(p.restarts),
+    p.containers.map((c) => `${c.name}:${c.state}${c.reason ? `(${c.reason})` : ""}`).join(",") || "-",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("   ");
+  let out = [line(header), ...rows.map(line)].join("\n") + "\n";
+  for (const problem of snapshot.problems) {
+    out += `refused: ${problem.origin}: ${problem.field ? problem.field + ": " : ""}${problem.message}\n`;
+  }
+  return out;
+}

@@ -1,0 +1,150 @@
+// Turns one parsed Pod manifest (YAML or JSON) into the core's pod-spec, checking types field by
+// field so that a bad manifest is reported with its file and field path. Semantic rules (names,
+// policies, duplicates) are the core's job; this layer only checks shapes and types.
+import { createHash } from "node:crypto";
+import type { ContainerSpec, PodSpec } from "../core-types.js";
+
+export class ManifestError extends Error {
+  constructor(
+    readonly field: string,
+    readonly detail: string,
+  ) {
+    super(field ? `${field}: ${detail}` : detail);
+    this.name = "ManifestError";
+  }
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function isObject(value: unknown): value is Record<string, Json> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function objectAt(value: unknown, field: string, required = false): Record<string, Json> | undefined {
+  if (value === undefined || value === null) {
+    if (required) throw new ManifestError(field, "Required value");
+    return undefined;
+  }
+  if (!isObject(value)) throw new ManifestError(field, `Invalid type: expected object, got ${typeName(value)}`);
+  return value;
+}
+
+function stringAt(value: unknown, field: string, required = false): string | undefined {
+  if (value === undefined || value === null) {
+    if (required) throw new ManifestError(field, "Required value");
+    return undefined;
+  }
+  if (typeof value !== "string") throw new ManifestError(field, `Invalid type: expected string, got ${typeName(value)}`);
+  return value;
+}
+
+function stringListAt(value: unknown, field: string): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array of strings, got ${typeName(value)}`);
+  return value.map((item, i) => stringAt(item, `${field}[${i}]`, true)!);
+}
+
+function quantityMap(value: unknown, field: string): { name: string; quantity: string }[] {
+  const map = objectAt(value, field);
+  if (!map) return [];
+  return Object.keys(map)
+    .sort()
+    .map((name) => {
+      const raw = map[name];
+      // YAML turns `cpu: 1` into a number; Kubernetes accepts both.
+      if (typeof raw === "number") return { name, quantity: String(raw) };
+      return { name, quantity: stringAt(raw, `${field}[${name}]`, true)! };
+    });
+}
+
+const SUPPORTED_CONTAINER_FIELDS = new Set([
+  "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
+  "terminationMessagePath", "terminationMessagePolicy", "ports",
+]);
+
+function containerAt(value: unknown, field: string): ContainerSpec {
+  const c = objectAt(value, field, true)!;
+  for (const key of Object.keys(c)) {
+    if (!SUPPORTED_CONTAINER_FIELDS.has(key)) throw new ManifestError(`${field}.${key}`, "Unsupported field: nanolet does not implement it yet");
+  }
+  const env = c.env === undefined || c.env === null ? [] : c.env;
+  if (!Array.isArray(env)) throw new ManifestError(`${field}.env`, `Invalid type: expected array, got ${typeName(env)}`);
+  const resources = objectAt(c.resources, `${field}.resources`) ?? {};
+  return {
+    name: stringAt(c.name, `${field}.name`) ?? "",
+    image: stringAt(c.image, `${field}.image`) ?? "",
+    command: stringListAt(c.command, `${field}.command`),
+    args: stringListAt(c.args, `${field}.args`),
+    env: env.map((item, i) => {
+      const e = objectAt(item, `${field}.env[${i}]`, true)!;
+      if (e.valueFrom !== undefined) throw new ManifestError(`${field}.env[${i}].valueFrom`, "Unsupported field: nanolet does not implement it yet");
+      const raw = e.value;
+      const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : stringAt(raw, `${field}.env[${i}].value`) ?? "";
+      return { name: stringAt(e.name, `${field}.env[${i}].name`) ?? "", value };
+    }),
+    workingDir: stringAt(c.workingDir, `${field}.workingDir`) || undefined,
+    requests: quantityMap(resources.requests, `${field}.resources.requests`),
+    limits: quantityMap(resources.limits, `${field}.resources.limits`),
+  };
+}
+
+function integerAt(value: unknown, field: string): bigint | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new ManifestError(field, `Invalid type: expected integer, got ${typeName(value)}`);
+  return BigInt(value);
+}
+
+export interface ManifestContext {
+  nodeName: string;
+  /** File the manifest came from; part of a static pod's uid, as upstream. */
+  source: string;
+  /** Position of the document in its file (several documents per file are allowed). */
+  documentIndex: number;
+}
+
+/**
+ * Converts a parsed manifest into a pod-spec. Static pods get upstream's treatment: namespace
+ * "default" when unset, the node name appended to the pod name, and a uid hashed from the
+ * manifest and its source when it has none (so an edited manifest is a new pod).
+ */
+export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
+  const pod = objectAt(doc, "", true)!;
+  const kind = stringAt(pod.kind, "kind", true);
+  if (kind !== "Pod") throw new ManifestError("kind", `Unsupported value: "${kind}": supported values: "Pod"`);
+  const apiVersion = stringAt(pod.apiVersion, "apiVersion", true);
+  if (apiVersion !== "v1") throw new ManifestError("apiVersion", `Unsupported value: "${apiVersion}": supported values: "v1"`);
+  const metadata = objectAt(pod.metadata, "metadata", true)!;
+  const spec = objectAt(pod.spec, "spec", true)!;
+  const name = stringAt(metadata.name, "metadata.name") ?? "";
+  const namespace = stringAt(metadata.namespace, "metadata.namespace") || "default";
+  const containersRaw = spec.containers;
+  if (containersRaw !== undefined && containersRaw !== null && !Array.isArray(containersRaw)) {
+    throw new ManifestError("spec.containers", `Invalid type: expected array, got ${typeName(containersRaw)}`);
+  }
+  if (spec.initContainers !== undefined) throw new ManifestError("spec.initContainers", "Unsupported field: nanolet does not implement it yet");
+  if (spec.volumes !== undefined) throw new ManifestError("spec.volumes", "Unsupported field: nanolet does not implement it yet");
+  const hostNetwork = spec.hostNetwork ?? false;
+  if (typeof hostNetwork !== "boolean") throw new ManifestError("spec.hostNetwork", `Invalid type: expected boolean, got ${typeName(hostNetwork)}`);
+  const uid =
+    stringAt(metadata.uid, "metadata.uid") ||
+    createHash("md5")
+      .update(JSON.stringify(doc))
+      .update(`host:${ctx.nodeName}`)
+      .update(`file:${ctx.source}#${ctx.documentIndex}`)
+      .digest("hex");
+  return {
+    uid,
+    namespace,
+    name: name ? `${name}-${ctx.nodeName}` : "",
+    restartPolicy: stringAt(spec.restartPolicy, "spec.restartPolicy") ?? "",
+    terminationGracePeriodSeconds: integerAt(spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds"),
+    hostNetwork,
+    containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`)),
+  };
+}
