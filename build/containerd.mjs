@@ -1,0 +1,205 @@
+// A private containerd for nanolet's default run and its tests, as ../shared/design/CONTAINERD.md
+// describes: Debian packages, state and socket under one directory, a locally built pause image
+// and a busybox image (no registry is reachable), and host-network pods by default.
+import { execFileSync, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const PAUSE_IMAGE = "localhost/nanolet/pause:1";
+export const BUSYBOX_IMAGE = "docker.io/library/busybox:latest";
+const DEBIAN_PACKAGES = ["containerd", "runc", "busybox-static", "iptables", "containernetworking-plugins"];
+const log = (msg) => process.stderr.write(`containerd-env: ${msg}\n`);
+
+function have(cmd) {
+  try {
+    execFileSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Installs the Debian packages when one of their commands is missing (needs root). */
+export function ensurePackages() {
+  if (have("containerd") && have("runc") && have("ctr") && fs.existsSync("/bin/busybox") && have("gcc")) return;
+  if (process.getuid?.() !== 0) throw new Error("containerd, runc or busybox-static missing, and not root to install them");
+  log(`installing ${DEBIAN_PACKAGES.join(" ")}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  execFileSync("apt-get", ["update", "-q"], { stdio: "inherit", env });
+  execFileSync("apt-get", ["install", "-y", "-q", ...DEBIAN_PACKAGES, "gcc", "libc6-dev"], { stdio: "inherit", env });
+}
+
+const ociArch = () => ({ x64: "amd64", arm64: "arm64", arm: "arm" })[process.arch] ?? process.arch;
+const sha256 = (buf) => crypto.createHash("sha256").update(buf).digest("hex");
+
+/** Writes a single-layer docker-archive tar of `rootfs` (ctr imports it by RepoTags). */
+function imageArchive(rootfs, tag, entrypoint, outTar) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-img-"));
+  const layerTar = path.join(work, "layer.tar");
+  execFileSync("tar", ["--numeric-owner", "--owner=0", "--group=0", "-C", rootfs, "-cf", layerTar, "."]);
+  const diffId = `sha256:${sha256(fs.readFileSync(layerTar))}`;
+  const config = {
+    architecture: ociArch(),
+    os: "linux",
+    config: { Entrypoint: entrypoint, Env: ["PATH=/bin"] },
+    rootfs: { type: "layers", diff_ids: [diffId] },
+  };
+  const configText = JSON.stringify(config);
+  const configName = `${sha256(configText)}.json`;
+  fs.writeFileSync(path.join(work, configName), configText);
+  fs.writeFileSync(path.join(work, "manifest.json"), JSON.stringify([{ Config: configName, RepoTags: [tag], Layers: ["layer.tar"] }]));
+  execFileSync("tar", ["-C", work, "-cf", outTar, "manifest.json", configName, "layer.tar"]);
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+/** Builds the pause and busybox image archives under build/out/images (cached). */
+export function buildImages() {
+  const dir = path.join(root, "build/out/images");
+  fs.mkdirSync(dir, { recursive: true });
+  const pauseTar = path.join(dir, "pause.tar");
+  const busyboxTar = path.join(dir, "busybox.tar");
+  if (!fs.existsSync(pauseTar)) {
+    const rootfs = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-pause-"));
+    execFileSync("gcc", ["-static", "-O2", "-o", path.join(rootfs, "pause"), path.join(root, "build/images/pause.c")]);
+    imageArchive(rootfs, PAUSE_IMAGE, ["/pause"], pauseTar);
+    fs.rmSync(rootfs, { recursive: true, force: true });
+  }
+  if (!fs.existsSync(busyboxTar)) {
+    const rootfs = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-busybox-"));
+    fs.mkdirSync(path.join(rootfs, "bin"));
+    for (const d of ["tmp", "proc", "sys", "dev", "etc", "root"]) fs.mkdirSync(path.join(rootfs, d));
+    fs.copyFileSync("/bin/busybox", path.join(rootfs, "bin/busybox"));
+    fs.chmodSync(path.join(rootfs, "bin/busybox"), 0o755);
+    const applets = execFileSync("/bin/busybox", ["--list"], { encoding: "utf8" }).split("\n").filter(Boolean);
+    for (const applet of applets) if (applet !== "busybox") fs.symlinkSync("busybox", path.join(rootfs, "bin", applet));
+    imageArchive(rootfs, BUSYBOX_IMAGE, ["/bin/sh"], busyboxTar);
+    fs.rmSync(rootfs, { recursive: true, force: true });
+  }
+  return { pauseTar, busyboxTar };
+}
+
+function configToml(dir) {
+  return `version = 2
+root = "${dir}/root"
+state = "${dir}/state"
+plugin_dir = "${dir}/plugins"
+
+[grpc]
+  address = "${dir}/containerd.sock"
+
+[ttrpc]
+  address = "${dir}/containerd.sock.ttrpc"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${dir}/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE}"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  disable_apparmor = true
+  disable_hugetlb_controller = true
+  tolerate_missing_hugetlb_controller = true
+
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = "/usr/lib/cni"
+  conf_dir = "${dir}/cni"
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  BinaryName = "/usr/sbin/runc"
+  SystemdCgroup = false
+`;
+}
+
+function waitForSocket(socket, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const conn = net.connect(socket);
+      conn.once("connect", () => {
+        conn.destroy();
+        resolve();
+      });
+      conn.once("error", () => {
+        if (Date.now() > deadline) reject(new Error(`containerd socket ${socket} did not answer in ${timeoutMs} ms`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+/**
+ * A private containerd under `dir`. `start()` launches it and imports the images;
+ * `kill9()` and `start()` again simulate a crash; `stop()` ends it and cleans up its pods.
+ */
+export class PrivateContainerd {
+  constructor(dir) {
+    this.dir = dir;
+    this.socket = path.join(dir, "containerd.sock");
+    this.endpoint = `unix://${this.socket}`;
+    this.child = undefined;
+  }
+
+  async start({ images = true } = {}) {
+    fs.mkdirSync(path.join(this.dir, "cni"), { recursive: true });
+    const configFile = path.join(this.dir, "config.toml");
+    fs.writeFileSync(configFile, configToml(this.dir));
+    const logFile = fs.openSync(path.join(this.dir, "containerd.log"), "a");
+    this.child = spawn("containerd", ["--config", configFile], { stdio: ["ignore", logFile, logFile], detached: true });
+    fs.closeSync(logFile);
+    this.child.unref();
+    fs.writeFileSync(path.join(this.dir, "containerd.pid"), String(this.child.pid));
+    await waitForSocket(this.socket, 15_000);
+    if (images) {
+      const { pauseTar, busyboxTar } = buildImages();
+      for (const tar of [pauseTar, busyboxTar]) {
+        execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", "images", "import", tar], { stdio: "ignore" });
+      }
+    }
+  }
+
+  /** SIGKILL, as a crash: shims and containers survive, as on a real node. */
+  kill9() {
+    if (this.child) process.kill(this.child.pid, "SIGKILL");
+    this.child = undefined;
+  }
+
+  ctr(...args) {
+    return execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", ...args], { encoding: "utf8" });
+  }
+
+  /** Stops every container and sandbox, then containerd, and removes what it left outside `dir`. */
+  async stop() {
+    try {
+      execFileSync("crictl", ["--version"], { stdio: "ignore" });
+    } catch {}
+    try {
+      for (const line of this.ctr("tasks", "ls", "-q").split("\n").filter(Boolean)) {
+        try {
+          this.ctr("tasks", "kill", "-s", "SIGKILL", line);
+        } catch {}
+      }
+    } catch {}
+    if (this.child) {
+      process.kill(this.child.pid, "SIGTERM");
+      this.child = undefined;
+    }
+    // Shims outlive containerd: end those serving this instance.
+    try {
+      execFileSync("pkill", ["-9", "-f", `containerd-shim-runc-v2 -namespace k8s.io -id .* -address ${this.socket}`], { stdio: "ignore" });
+    } catch {}
+  }
+}
