@@ -260,7 +260,9 @@ export class Agent {
       this.ctx.imageBackoff.next(imagePullKey(rec.uid, flight.image), nowMs, nowMs);
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImagePull", message));
       this.ctx.event(rec, flight.containerName, EventType.Warning, "Failed", "Failed to pull image \"" + flight.image + "\": " + message);
-      this.wake(rec, this.ctx.imageBackoff.waitEndsAtMs(imagePullKey(rec.uid, flight.image)));
+      // Look again after one relist period: the status then says ImagePullBackOff until the
+      // wait ends (the step wakes the pod at the end of the wait).
+      this.wake(rec, nowMs + this.config.relistPeriodMs);
       return;
     }
     if (tag == ActionTag.CreateContainer) {
@@ -304,7 +306,9 @@ export class Agent {
         rec.retryAtMs = 0;
         rec.dirty = true;
       }
-      if (rec.dirty && rec.busyCount == 0 && !rec.needsFreshView && rec.retryAtMs == 0) due.push(rec.uid);
+      if (!rec.dirty) continue;
+      if (rec.busyCount == 0 && !rec.needsFreshView && rec.retryAtMs == 0) due.push(rec.uid);
+      else this.refreshStatus(rec); // waiting to act, but what it shows may have changed
     }
     // Sorted, so that the actions never depend on the order pods arrived in.
     due.sort((a: string, b: string): i32 => (a < b ? -1 : a > b ? 1 : 0));

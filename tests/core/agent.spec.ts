@@ -1,0 +1,228 @@
+import { Agent } from "../../assembly/core/agent";
+import { ActionTag, ContainerState, ContainerStatusState, PodPhase, SandboxObservation, SandboxState } from "../../assembly/core/model";
+import { FakeNode, config, spec } from "./fake-node";
+
+const S: u64 = 1000;
+
+function started(uid: string, policy: string): FakeNode {
+  const node = new FakeNode(new Agent(config()));
+  node.agent.handlePods(node.nowMs, [spec(uid, policy, ["app"])]);
+  node.runUntil(node.nowMs + 2 * S);
+  return node;
+}
+
+describe("agent: starting pods", () => {
+  it("asks for a relist before acting, then runs the sandbox and the container", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app", "side"])]);
+    const first = node.agent.pollActions(node.nowMs);
+    expect(first.length).toBe(1);
+    expect(first[0].kind.tag).toBe(ActionTag.Relist);
+    node.agent.handleRelist(node.nowMs, node.snapshot());
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.sandboxes.length).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.runningCount("side")).toBe(1);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+    expect(node.sandboxes[0].podUid).toBe("u1");
+  });
+
+  it("refuses an invalid pod and runs the valid ones", () => {
+    const node = new FakeNode(new Agent(config()));
+    const bad = spec("bad", "Always", ["x", "x"]);
+    const rejections = node.agent.handlePods(node.nowMs, [spec("good", "Always", ["app"]), bad]);
+    expect(rejections.length).toBe(1);
+    expect(rejections[0].index).toBe(1);
+    expect(rejections[0].field).toBe("spec.containers[1].name");
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.sandboxes.length).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
+  it("publishes status with increasing versions", () => {
+    const node = started("u1", "Always");
+    const status = node.statuses.get("u1");
+    expect(status.version).toBeGreaterThan(1);
+    expect(status.containerStatuses[0].state).toBe(ContainerStatusState.Running);
+    expect(status.containerStatuses[0].ready).toBe(true);
+  });
+});
+
+describe("agent: restart policies and crash-loop back-off", () => {
+  it("Always: restarts at once, then after 10s, then 20s", () => {
+    const node = started("u1", "Always");
+    node.exit("app", 1);
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.newest("app")!.attempt).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+
+    node.exit("app", 1);
+    const exitAt = node.nowMs;
+    node.runUntil(exitAt + 9 * S);
+    expect(node.newest("app")!.attempt).toBe(1); // still backing off
+    const status = node.statuses.get("u1");
+    expect(status.containerStatuses[0].reason).toBe("CrashLoopBackOff");
+    expect(node.count(ActionTag.PodEvent)).toBeGreaterThan(0);
+    node.runUntil(exitAt + 10 * S + 100);
+    expect(node.newest("app")!.attempt).toBe(2);
+
+    node.exit("app", 1);
+    const exit2 = node.nowMs;
+    node.runUntil(exit2 + 19 * S);
+    expect(node.newest("app")!.attempt).toBe(2);
+    node.runUntil(exit2 + 20 * S + 100);
+    expect(node.newest("app")!.attempt).toBe(3);
+    expect(node.statuses.get("u1").containerStatuses[0].restartCount).toBe(3);
+  });
+
+  it("Never: an exited container stays exited and the pod fails; its sandbox stops", () => {
+    const node = started("u1", "Never");
+    node.exit("app", 1);
+    node.runUntil(node.nowMs + 60 * S);
+    expect(node.newest("app")!.attempt).toBe(0);
+    expect(node.phase("u1")).toBe(PodPhase.Failed);
+    expect(node.sandboxes[0].state).toBe(SandboxState.NotReady);
+    expect(node.statuses.get("u1").containerStatuses[0].reason).toBe("Error");
+  });
+
+  it("OnFailure: exit 0 succeeds without restart", () => {
+    const node = started("u1", "OnFailure");
+    node.exit("app", 0);
+    node.runUntil(node.nowMs + 60 * S);
+    expect(node.newest("app")!.attempt).toBe(0);
+    expect(node.phase("u1")).toBe(PodPhase.Succeeded);
+  });
+
+  it("OnFailure: a non-zero exit restarts", () => {
+    const node = started("u1", "OnFailure");
+    node.exit("app", 3);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.newest("app")!.attempt).toBe(1);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+  });
+
+  it("a terminal phase never changes again", () => {
+    const node = started("u1", "Never");
+    node.exit("app", 0);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.phase("u1")).toBe(PodPhase.Succeeded);
+    // Someone removes the exited container behind the agent's back.
+    node.containers = [];
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.phase("u1")).toBe(PodPhase.Succeeded);
+    expect(node.containers.length).toBe(0);
+  });
+
+  it("keeps at most one dead instance per container besides the newest", () => {
+    const node = started("u1", "Always");
+    for (let i = 0; i < 4; i++) {
+      node.exit("app", 1);
+      node.runUntil(node.nowMs + 301 * S);
+    }
+    expect(node.containers.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("agent: changes and removal", () => {
+  it("restarts a container whose spec changed", () => {
+    const node = started("u1", "Always");
+    const before = node.newest("app")!.id;
+    const changed = spec("u1", "Always", ["app"]);
+    changed.containers[0].image = "busybox:2";
+    node.agent.handlePods(node.nowMs, [changed]);
+    node.runUntil(node.nowMs + 3 * S);
+    const after = node.newest("app")!;
+    expect(after.id).not.toBe(before);
+    expect(after.image).toBe("busybox:2");
+    expect(after.state).toBe(ContainerState.Running);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
+  it("stops a removed pod with its grace period, then removes everything and its cgroup", () => {
+    const node = started("u1", "Always");
+    const since = node.log.length;
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.containers.length).toBe(0);
+    expect(node.sandboxes.length).toBe(0);
+    let timeout: i64 = -1;
+    for (let i = since; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.StopContainer) timeout = node.log[i].kind.stop!.timeoutSeconds;
+    expect(timeout).toBe(30);
+    expect(node.count(ActionTag.RemovePodCgroup, since)).toBe(1);
+    expect(node.agent.podCount).toBe(0);
+  });
+
+  it("uses the pod's own grace period", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = spec("u1", "Always", ["app"]);
+    p.hasGracePeriod = true;
+    p.terminationGracePeriodSeconds = 5;
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 2 * S);
+    const since = node.log.length;
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 2 * S);
+    let timeout: i64 = -1;
+    for (let i = since; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.StopContainer) timeout = node.log[i].kind.stop!.timeoutSeconds;
+    expect(timeout).toBe(5);
+  });
+
+  it("stops and removes an orphan sandbox it finds in the runtime", () => {
+    const node = new FakeNode(new Agent(config()));
+    const orphan = new SandboxObservation();
+    orphan.id = "old";
+    orphan.podUid = "gone";
+    orphan.podName = "gone";
+    orphan.podNamespace = "default";
+    orphan.state = SandboxState.Ready;
+    node.sandboxes.push(orphan);
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.sandboxes.length).toBe(0);
+  });
+});
+
+describe("agent: restarts and stale information", () => {
+  it("a new agent adopts running pods instead of recreating them", () => {
+    const node = started("u1", "Always");
+    const id = node.newest("app")!.id;
+    node.agent = new Agent(config()); // the agent restarted; the runtime kept everything
+    const since = node.log.length;
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.count(ActionTag.RunSandbox, since)).toBe(0);
+    expect(node.count(ActionTag.CreateContainer, since)).toBe(0);
+    expect(node.newest("app")!.id).toBe(id);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+  });
+
+  it("ignores a relist older than its own last action (no duplicate container)", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.relistLagMs = 500; // every relist was taken half a second before it arrives
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    for (let i = 0; i < 50; i++) {
+      node.step();
+      node.nowMs += 100;
+    }
+    expect(node.containers.length).toBe(1);
+    expect(node.sandboxes.length).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
+  it("image pull failures: ErrImagePull, then ImagePullBackOff, retried after 10s", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.missingImage = "busybox";
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 500);
+    expect(node.count(ActionTag.CreateContainer)).toBe(1);
+    expect(node.statuses.get("u1").containerStatuses[0].reason).toBe("ErrImagePull");
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.count(ActionTag.CreateContainer)).toBe(1);
+    expect(node.statuses.get("u1").containerStatuses[0].reason).toBe("ImagePullBackOff");
+    node.missingImage = "";
+    node.runUntil(node.nowMs + 6 * S);
+    expect(node.count(ActionTag.CreateContainer)).toBe(2);
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+  });
+});
