@@ -4,7 +4,7 @@ export type Level = "debug" | "info" | "warn" | "error";
 export type Fields = Record<string, string | number | boolean | undefined>;
 
 function quote(value: string): string {
-  return /^[A-Za-z0-9_./:@+-]+$/.test(value) ? value : JSON.stringify(value);
+  return /^[^\s"=\\]+$/.test(value) ? value : JSON.stringify(value);
 }
 
 export function formatLine(level: Level, msg: string, fields: Fields, now = new Date()): string {

@@ -119,7 +119,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   if (kind !== "Pod") throw new ManifestError("kind", `Unsupported value: "${kind}": supported values: "Pod"`);
   const apiVersion = stringAt(pod.apiVersion, "apiVersion", true);
   if (apiVersion !== "v1") throw new ManifestError("apiVersion", `Unsupported value: "${apiVersion}": supported values: "v1"`);
-  const metadata = objectAt(pod.metadata, "metadata", true)!;
+  const metadata = objectAt(pod.metadata, "metadata") ?? {};
   const spec = objectAt(pod.spec, "spec", true)!;
   const name = stringAt(metadata.name, "metadata.name") ?? "";
   const namespace = stringAt(metadata.namespace, "metadata.namespace") || "default";

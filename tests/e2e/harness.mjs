@@ -1,0 +1,132 @@
+// End-to-end harness: nanolet as a user runs it (bin/nanolet run, a child process) against a
+// real, private containerd; observations through `nanolet pods`' socket, ctr and cgroup files.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { fetchPods } from "../../dist/server.js";
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const nanoletBin = path.join(repo, "bin/nanolet");
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function waitFor(what, fn, timeoutMs = 30_000, intervalMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function podManifest(name, { policy = "Always", script = "sleep 3600", grace = 2, image = "busybox", containers } = {}) {
+  const list = containers ?? [{ name: "main", image, script }];
+  return [
+    "apiVersion: v1",
+    "kind: Pod",
+    "metadata:",
+    `  name: ${name}`,
+    "spec:",
+    "  hostNetwork: true",
+    `  restartPolicy: ${policy}`,
+    `  terminationGracePeriodSeconds: ${grace}`,
+    "  containers:",
+    ...list.flatMap((c) => [
+      `    - name: ${c.name}`,
+      `      image: ${c.image ?? "busybox"}`,
+      `      command: ["/bin/sh", "-c", ${JSON.stringify(c.script ?? "sleep 3600")}]`,
+    ]),
+    "",
+  ].join("\n");
+}
+
+export class Nanolet {
+  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node" }) {
+    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node });
+    this.lines = [];
+    this.proc = undefined;
+  }
+
+  start() {
+    this.proc = spawn(process.execPath, [
+      nanoletBin, "run",
+      "--pod-manifest-path", this.manifestDir,
+      "--container-runtime-endpoint", this.endpoint,
+      "--root-dir", this.rootDir,
+      "--pod-logs-dir", this.logsDir,
+      "--hostname-override", this.node,
+      "--v", "debug",
+    ], { stdio: ["ignore", "ignore", "pipe"] });
+    let buffer = "";
+    this.proc.stderr.setEncoding("utf8");
+    this.proc.stderr.on("data", (chunk) => {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        this.lines.push(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+      }
+    });
+    this.exited = new Promise((resolve) => this.proc.once("exit", (code, signal) => resolve({ code, signal })));
+    return this;
+  }
+
+  async pods() {
+    return (await fetchPods(path.join(this.rootDir, "nanolet.sock"))).pods;
+  }
+
+  async pod(name) {
+    return (await this.pods()).find((p) => p.name === `${name}-${this.node}`);
+  }
+
+  async waitPod(name, predicate, what, timeoutMs = 30_000) {
+    return waitFor(`${name}: ${what}`, async () => {
+      const p = await this.pod(name);
+      return p && predicate(p) ? p : false;
+    }, timeoutMs);
+  }
+
+  logLines(regex) {
+    return this.lines.filter((l) => regex.test(l));
+  }
+
+  async stop(signal = "SIGTERM") {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    this.proc.kill(signal);
+    await this.exited;
+  }
+}
+
+/** IDs and states of nanolet's containers in containerd, through ctr (not through nanolet). */
+export function runtimeContainers(containerd) {
+  const out = containerd.ctr("containers", "ls", "labels.\"nanolet.io/managed\"==true");
+  const ids = out.split("\n").slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean);
+  const tasks = new Map(
+    containerd.ctr("tasks", "ls").split("\n").slice(1).filter(Boolean).map((l) => {
+      const [id, , status] = l.split(/\s+/);
+      return [id, status];
+    }),
+  );
+  return ids.map((id) => ({ id, task: tasks.get(id) ?? "none" }));
+}
+
+export function podCgroupDirs(uid) {
+  const found = [];
+  for (const ctrl of fs.readdirSync("/sys/fs/cgroup")) {
+    for (const qos of ["kubepods", "kubepods/burstable", "kubepods/besteffort"]) {
+      const dir = path.join("/sys/fs/cgroup", ctrl, qos, `pod${uid}`);
+      if (fs.existsSync(dir)) found.push(dir);
+    }
+  }
+  return found;
+}
