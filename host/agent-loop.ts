@@ -23,6 +23,8 @@ export interface AgentLoopOptions {
   nowMs?: () => number;
   /** Called with every action the core emits (tests and recording). */
   onAction?: (action: PlannedAction) => void;
+  /** Makes a core instance; tests wrap it to inject faults. */
+  createCore?: (config: CoreConfig) => Promise<CoreAgent>;
 }
 
 export class AgentLoop {
@@ -46,8 +48,12 @@ export class AgentLoop {
     this.relister = new Relister(options.runtime, this.nowMs);
   }
 
+  private createCore(): Promise<CoreAgent> {
+    return (this.options.createCore ?? CoreAgent.create)(this.options.core);
+  }
+
   async start(): Promise<void> {
-    this.core = await CoreAgent.create(this.options.core);
+    this.core = await this.createCore();
     this.schedulePump();
   }
 
@@ -96,7 +102,7 @@ export class AgentLoop {
     });
     this.pendingResults = []; // results of the dead instance's actions mean nothing to a new one
     this.core = undefined;
-    void CoreAgent.create(this.options.core).then((core) => {
+    void this.createCore().then((core) => {
       this.core = core;
       this.feedPods();
       this.schedulePump();

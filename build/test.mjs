@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// The whole test suite, as README and CI run it (`npm test`): builds nanolet, then runs the core's
+// as-pect tests, the host's node:test tests, and the end-to-end tests on a private containerd
+// (installing its Debian packages when missing). Prints one closing line: `N passed, N failed`.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "./build.mjs";
+import { ensurePackages } from "./containerd.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const only = process.argv.slice(2); // e.g. `npm test -- core host`
+
+function run(cmd, args) {
+  return new Promise((resolve) => {
+    let output = "";
+    const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on("data", (chunk) => {
+        output += chunk;
+        process.stdout.write(chunk);
+      });
+    }
+    child.on("exit", (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
+
+/** as-pect prints `[Tests]: passed / total`. */
+function aspectCounts({ code, output }) {
+  const m = /\[Tests\]:\s*(\d+)\s*\/\s*(\d+)/.exec(strip(output));
+  if (!m) return { passed: 0, failed: 1 };
+  const passed = Number(m[1]);
+  const failed = Number(m[2]) - passed;
+  return { passed, failed: failed > 0 || code === 0 ? failed : 1 };
+}
+
+/** node:test's tap reporter ends with `# pass N` and `# fail N`. */
+function nodeTestCounts({ code, output }) {
+  const text = strip(output);
+  const pass = /^# pass (\d+)$/m.exec(text);
+  const fail = /^# fail (\d+)$/m.exec(text);
+  if (!pass || !fail) return { passed: 0, failed: 1 };
+  const failed = Number(fail[1]);
+  return { passed: Number(pass[1]), failed: failed > 0 || code === 0 ? failed : 1 };
+}
+
+const suites = [
+  { name: "core", run: () => run(process.execPath, ["node_modules/.bin/asp", "--summary"]).then(aspectCounts) },
+  { name: "host", run: () => run(process.execPath, ["--test", "--test-reporter=tap", "tests/host/"]).then(nodeTestCounts) },
+  {
+    name: "e2e",
+    run: async () => {
+      ensurePackages();
+      return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "--test-concurrency=1", "tests/e2e/"]));
+    },
+  },
+];
+
+await build();
+let passed = 0;
+let failed = 0;
+for (const suite of suites) {
+  if (only.length > 0 && !only.includes(suite.name)) continue;
+  process.stdout.write(`\n=== ${suite.name} tests ===\n`);
+  const counts = await suite.run();
+  process.stdout.write(`=== ${suite.name}: ${counts.passed} passed, ${counts.failed} failed ===\n`);
+  passed += counts.passed;
+  failed += counts.failed;
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exitCode = failed === 0 ? 0 : 1;

@@ -1,0 +1,151 @@
+// The host's agent loop with the real core component on the in-memory FakeRuntime: what the host
+// adds around the core (image checks, relist inspection, executor, trap recovery).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AgentLoop } from "../../dist/agent-loop.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
+import { MemoryLogger } from "../../dist/log.js";
+import { PodTable } from "../../dist/pod-table.js";
+import { RuntimeError } from "../../dist/cri/runtime.js";
+
+const pod = (name, { image = "busybox", containers = ["app"], policy = "Always" } = {}) => ({
+  origin: `${name}.yaml`,
+  spec: {
+    uid: `uid-${name}`, namespace: "default", name, restartPolicy: policy, terminationGracePeriodSeconds: 1n, hostNetwork: true,
+    containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [] })),
+  },
+});
+
+async function until(what, fn, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function harness(options = {}) {
+  const runtime = new FakeRuntime();
+  runtime.images.add("busybox");
+  const log = new MemoryLogger();
+  const table = new PodTable("n");
+  const loop = new AgentLoop({
+    runtime, log, podTable: table, podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent",
+    core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
+    ...options,
+  });
+  const running = (name) => [...runtime.containers.values()].filter((c) => c.name === name && c.state === "running");
+  const phase = (name) => table.snapshot().pods.find((p) => p.name === name)?.phase;
+  return { runtime, log, table, loop, running, phase };
+}
+
+test("pods start on the runtime and their status reaches the pod table", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web", { containers: ["a", "b"] })], problems: [] });
+  await until("both containers running", () => h.running("a").length === 1 && h.running("b").length === 1);
+  await until("phase Running", () => h.phase("web") === "Running");
+  const sandbox = [...h.runtime.sandboxes.values()][0];
+  assert.equal(sandbox.labels["nanolet.io/managed"], "true");
+  assert.equal(sandbox.labels["io.kubernetes.pod.uid"], "uid-web");
+  assert.equal(sandbox.config.cgroupParent, "/kubepods/besteffort/poduid-web");
+  assert.equal(sandbox.config.logDirectory, "/tmp/nanolet-test-logs/default_web_uid-web");
+  h.loop.stop();
+});
+
+test("an image is pulled only when ImageStatus says it is missing", async () => {
+  const h = harness();
+  h.runtime.pullable.add("other");
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("a"), pod("b", { image: "other" })], problems: [] });
+  await until("both running", () => h.running("app").length === 2);
+  assert.deepEqual(h.runtime.calls.filter((c) => c.startsWith("PullImage")), ["PullImage other"]);
+  assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 1);
+  h.loop.stop();
+});
+
+test("an image that cannot be pulled holds only its own pod back, with a clear error", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("good"), pod("bad", { image: "nope:1" })], problems: [] });
+  await until("good running", () => h.running("app").length === 1);
+  await until("the pull error in the table", () => /ImagePull/.test(h.table.snapshot().pods.find((p) => p.name === "bad").containers[0]?.reason ?? ""));
+  assert.ok(h.log.find((l) => l.msg.startsWith('Failed to pull image "nope:1"')).length >= 1);
+  assert.equal(h.phase("bad"), "Pending");
+  h.loop.stop();
+});
+
+test("relist inspects a container once per state change, not every relist", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => h.running("app").length === 1);
+  await new Promise((r) => setTimeout(r, 300)); // several relists at 50 ms
+  const id = h.running("app")[0].id;
+  const inspections = h.runtime.calls.filter((c) => c === `ContainerStatus ${id}`).length;
+  assert.equal(inspections, 1);
+  assert.ok(h.runtime.calls.filter((c) => c === "ListContainers").length >= 4);
+  h.loop.stop();
+});
+
+test("a container exit is seen by the relist and restarted", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => h.running("app").length === 1);
+  h.runtime.exit(h.running("app")[0].id, 1);
+  await until("restarted", () => h.running("app").length === 1 && h.running("app")[0].attempt === 1);
+  assert.equal(h.table.snapshot().pods[0].restarts, 1);
+  h.loop.stop();
+});
+
+test("a failed runtime call is retried after the worker back-off, not in a tight loop", async () => {
+  const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50, workerErrorBackoffMs: 200 } });
+  h.runtime.failNext.set("RunPodSandbox", new RuntimeError("RunPodSandbox: boom", 2, "RunPodSandbox"));
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running after the retry", () => h.running("app").length === 1);
+  assert.equal(h.runtime.calls.filter((c) => c.startsWith("RunPodSandbox")).length, 2);
+  assert.ok(h.log.find((l) => l.fields.reason === "FailedCreatePodSandBox").length === 1);
+  h.loop.stop();
+});
+
+test("a core trap is reported loudly; a new core adopts the running pods without duplicates", async () => {
+  let trapOnce = true;
+  const createCore = async (config) => {
+    const core = await CoreAgent.create(config);
+    const original = core.handleRelist.bind(core);
+    core.handleRelist = (now, snapshot) => {
+      if (trapOnce && snapshot.containers.length > 0) {
+        trapOnce = false;
+        throw new CoreTrapError("handle-relist", "injected by the test", undefined);
+      }
+      return original(now, snapshot);
+    };
+    return core;
+  };
+  const h = harness({ createCore });
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("trap seen", () => h.loop.trapCount === 1);
+  await until("running", () => h.running("app").length === 1);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal([...h.runtime.containers.values()].length, 1, "no duplicate container");
+  assert.equal(h.runtime.sandboxes.size, 1, "no duplicate sandbox");
+  const loud = h.log.find((l) => l.level === "error" && l.msg.startsWith("CORE TRAPPED"));
+  assert.equal(loud.length, 1);
+  assert.equal(loud[0].fields.reason, "injected by the test");
+  h.loop.stop();
+});
+
+test("a removed pod is stopped and removed from the runtime and the table", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("a"), pod("b")], problems: [] });
+  await until("both running", () => h.running("app").length === 2);
+  h.loop.setPods({ pods: [pod("a")], problems: [] });
+  await until("b gone from the runtime", () => h.runtime.sandboxes.size === 1 && h.runtime.containers.size === 1);
+  assert.deepEqual(h.table.snapshot().pods.map((p) => p.name), ["a"]);
+  h.loop.stop();
+});

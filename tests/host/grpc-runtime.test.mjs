@@ -1,0 +1,85 @@
+// The gRPC CRI client against a CRI server on a unix socket that answers like a containerd in
+// start-up: it retries what should be retried, maps messages to plain types, and gives up with a
+// RuntimeError that carries the gRPC code.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { GrpcRuntime } from "../../dist/cri/grpc-runtime.js";
+import { RuntimeError } from "../../dist/cri/runtime.js";
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-grpc-"));
+const socket = path.join(dir, "cri.sock");
+const definition = protoLoader.loadSync(new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname, { keepCase: false, longs: String, enums: String, defaults: true });
+const pkg = grpc.loadPackageDefinition(definition).runtime.v1;
+
+let notInitializedAnswers = 0;
+const server = new grpc.Server();
+server.addService(pkg.RuntimeService.service, {
+  Version(_call, cb) {
+    if (notInitializedAnswers > 0) {
+      notInitializedAnswers--;
+      return cb({ code: grpc.status.UNKNOWN, details: "server is not initialized yet" });
+    }
+    cb(null, { version: "0.1.0", runtimeName: "fakecri", runtimeVersion: "9.9", runtimeApiVersion: "v1" });
+  },
+  ListContainers(call, cb) {
+    assert.deepEqual(call.request.filter.labelSelector, { "nanolet.io/managed": "true" });
+    cb(null, {
+      containers: [{
+        id: "c1", podSandboxId: "s1", metadata: { name: "app", attempt: 4 }, image: { image: "busybox" },
+        state: "CONTAINER_EXITED", createdAt: "1764000000123456789", labels: { a: "b" }, annotations: {},
+      }],
+    });
+  },
+  ContainerStatus(call, cb) {
+    cb({ code: grpc.status.NOT_FOUND, details: `container "${call.request.containerId}" not found` });
+  },
+});
+server.addService(pkg.ImageService.service, {
+  ImageStatus(call, cb) {
+    cb(null, call.request.image.image === "present" ? { image: { id: "sha256:1", repoTags: ["present"] } } : {});
+  },
+});
+await new Promise((resolve, reject) => server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+after(() => server.forceShutdown());
+
+test("retries UNKNOWN 'server is not initialized yet' and then succeeds", async () => {
+  notInitializedAnswers = 3;
+  const retries = [];
+  const runtime = new GrpcRuntime({ endpoint: `unix://${socket}`, onRetry: (call) => retries.push(call) });
+  const v = await runtime.version();
+  assert.equal(v.runtimeName, "fakecri");
+  assert.deepEqual(retries, ["Version", "Version", "Version"]);
+  runtime.close();
+});
+
+test("gives up after its retry budget with the gRPC code", async () => {
+  notInitializedAnswers = 1000;
+  const runtime = new GrpcRuntime({ endpoint: socket, retryBudgetMs: 300 });
+  await assert.rejects(runtime.version(), (e) => e instanceof RuntimeError && e.grpcCode === grpc.status.UNKNOWN && /not initialized/.test(e.message));
+  notInitializedAnswers = 0;
+  runtime.close();
+});
+
+test("retries UNAVAILABLE while nothing listens, within the budget", async () => {
+  const runtime = new GrpcRuntime({ endpoint: path.join(dir, "nobody.sock"), retryBudgetMs: 400 });
+  await assert.rejects(runtime.version(), (e) => e instanceof RuntimeError && e.grpcCode === grpc.status.UNAVAILABLE);
+  runtime.close();
+});
+
+test("does not retry NOT_FOUND; maps CRI messages to plain types", async () => {
+  const runtime = new GrpcRuntime({ endpoint: socket });
+  await assert.rejects(runtime.containerStatus("gone"), (e) => e.grpcCode === grpc.status.NOT_FOUND && e.call === "ContainerStatus");
+  const [c] = await runtime.listContainers({ "nanolet.io/managed": "true" });
+  assert.deepEqual(c, {
+    id: "c1", sandboxId: "s1", name: "app", attempt: 4, image: "busybox", state: "exited",
+    createdAtNs: 1764000000123456789n, labels: { a: "b" }, annotations: {},
+  });
+  assert.equal(await runtime.imagePresent("present"), true);
+  assert.equal(await runtime.imagePresent("absent"), false);
+  runtime.close();
+});
