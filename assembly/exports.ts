@@ -3,7 +3,7 @@
 // (build/exports.mjs holds the map). No logic lives here.
 import { Agent } from "./core/agent";
 import { AgentConfig, PlannedAction, PodRejection, PodSpec, ActionResult } from "./core/model";
-import { cabiRealloc, freeReturnArena, liftListParts, liftStringParts, lowerList } from "./abi/memory";
+import { cabiRealloc, freeReturnArena, liftListParts, liftStringParts, lowerList, resetArgumentArena } from "./abi/memory";
 import { POD_REJECTION_SIZE, POD_SPEC_SIZE, liftPodRejection, liftPodSpec, lowerPodRejection, lowerPodSpec } from "./abi/pod-spec";
 import {
   ACTION_RESULT_SIZE,
@@ -37,6 +37,7 @@ export function agentConstructor(
 ): i32 {
   const config = new AgentConfig();
   config.nodeName = liftStringParts(nodeNamePtr, nodeNameLen);
+  resetArgumentArena();
   config.relistPeriodMs = relistPeriodMs;
   config.backoffInitialMs = backoffInitialMs;
   config.backoffMaxMs = backoffMaxMs;
@@ -59,6 +60,7 @@ export function agentDtor(rep: i32): void {
 
 export function agentHandlePods(rep: i32, nowMs: u64, podsPtr: usize, podsLen: u32): usize {
   const pods = liftListParts<PodSpec>(podsPtr, podsLen, POD_SPEC_SIZE, liftPodSpec);
+  resetArgumentArena();
   const rejections = agentOf(rep).handlePods(nowMs, pods);
   lowerList<PodRejection>(RETURN_AREA, rejections, POD_REJECTION_SIZE, lowerPodRejection);
   return RETURN_AREA;
@@ -70,11 +72,13 @@ export function agentHandleRelist(
 ): void {
   const snapshot = liftSnapshotFlat(
     listedAtMs, sandboxesPtr, sandboxesLen, containersPtr, containersLen, uninspectedPtr, uninspectedLen);
+  resetArgumentArena();
   agentOf(rep).handleRelist(nowMs, snapshot);
 }
 
 export function agentHandleActionResults(rep: i32, nowMs: u64, resultsPtr: usize, resultsLen: u32): void {
   const results = liftListParts<ActionResult>(resultsPtr, resultsLen, ACTION_RESULT_SIZE, liftActionResult);
+  resetArgumentArena();
   agentOf(rep).handleActionResults(nowMs, results);
 }
 
@@ -104,12 +108,14 @@ export function postReturn(retptr: usize): void {
 
 export function echoPods(ptr: usize, len: u32): usize {
   const pods = liftListParts<PodSpec>(ptr, len, POD_SPEC_SIZE, liftPodSpec);
+  resetArgumentArena();
   lowerList<PodSpec>(RETURN_AREA, pods, POD_SPEC_SIZE, lowerPodSpec);
   return RETURN_AREA;
 }
 
 export function echoRejections(ptr: usize, len: u32): usize {
   const items = liftListParts<PodRejection>(ptr, len, POD_REJECTION_SIZE, liftPodRejection);
+  resetArgumentArena();
   lowerList<PodRejection>(RETURN_AREA, items, POD_REJECTION_SIZE, lowerPodRejection);
   return RETURN_AREA;
 }
@@ -120,18 +126,21 @@ export function echoSnapshot(
 ): usize {
   const snapshot = liftSnapshotFlat(
     listedAtMs, sandboxesPtr, sandboxesLen, containersPtr, containersLen, uninspectedPtr, uninspectedLen);
+  resetArgumentArena();
   lowerSnapshot(RETURN_AREA, snapshot);
   return RETURN_AREA;
 }
 
 export function echoResults(ptr: usize, len: u32): usize {
   const items = liftListParts<ActionResult>(ptr, len, ACTION_RESULT_SIZE, liftActionResult);
+  resetArgumentArena();
   lowerList<ActionResult>(RETURN_AREA, items, ACTION_RESULT_SIZE, lowerActionResult);
   return RETURN_AREA;
 }
 
 export function echoActions(ptr: usize, len: u32): usize {
   const items = liftListParts<PlannedAction>(ptr, len, PLANNED_ACTION_SIZE, liftPlannedAction);
+  resetArgumentArena();
   lowerList<PlannedAction>(RETURN_AREA, items, PLANNED_ACTION_SIZE, lowerPlannedAction);
   return RETURN_AREA;
 }

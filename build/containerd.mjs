@@ -153,8 +153,17 @@ export class PrivateContainerd {
     this.child = undefined;
   }
 
+  /** True when a containerd already answers on this instance's socket. */
+  async answering() {
+    return waitForSocket(this.socket, 0).then(() => true, () => false);
+  }
+
   async start({ images = true } = {}) {
     fs.mkdirSync(path.join(this.dir, "cni"), { recursive: true });
+    if (await this.answering()) {
+      if (images) this.importImages();
+      return; // already running (a previous `npm start`): use it
+    }
     const configFile = path.join(this.dir, "config.toml");
     fs.writeFileSync(configFile, configToml(this.dir));
     const logFile = fs.openSync(path.join(this.dir, "containerd.log"), "a");
@@ -163,11 +172,13 @@ export class PrivateContainerd {
     this.child.unref();
     fs.writeFileSync(path.join(this.dir, "containerd.pid"), String(this.child.pid));
     await waitForSocket(this.socket, 15_000);
-    if (images) {
-      const { pauseTar, busyboxTar } = buildImages();
-      for (const tar of [pauseTar, busyboxTar]) {
-        execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", "images", "import", tar], { stdio: "ignore" });
-      }
+    if (images) this.importImages();
+  }
+
+  importImages() {
+    const { pauseTar, busyboxTar } = buildImages();
+    for (const tar of [pauseTar, busyboxTar]) {
+      execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", "images", "import", tar], { stdio: "ignore" });
     }
   }
 
@@ -183,9 +194,6 @@ export class PrivateContainerd {
 
   /** Stops every container and sandbox, then containerd, and removes what it left outside `dir`. */
   async stop() {
-    try {
-      execFileSync("crictl", ["--version"], { stdio: "ignore" });
-    } catch {}
     try {
       for (const line of this.ctr("tasks", "ls", "-q").split("\n").filter(Boolean)) {
         try {

@@ -8,18 +8,54 @@ const EMPTY_SENTINEL: usize = memory.data(16, 16);
 /// Allocations made while lowering the current return value; freed by `freeReturnArena`.
 const returnArena: usize[] = [];
 
-export function cabiRealloc(oldPtr: usize, oldSizeBytes: usize, align: usize, newSizeBytes: usize): usize {
-  // heap.alloc aligns to 16 bytes, which covers every alignment the canonical ABI asks for.
-  assert(align <= 16, "cabi_realloc: alignment above 16");
-  if (newSizeBytes == 0) return EMPTY_SENTINEL;
-  if (oldPtr == 0 || oldPtr == EMPTY_SENTINEL || oldSizeBytes == 0) return heap.alloc(newSizeBytes);
-  return heap.realloc(oldPtr, newSizeBytes);
+// Arguments arrive in memory the host asks for with cabi_realloc, string by string and list by
+// list: tens of thousands of small blocks for one relist. They are only read while lifting, so
+// they come from a bump arena that is reset after every call instead of the general allocator.
+const ARGUMENT_CHUNK_BYTES: usize = 64 * 1024;
+const argumentChunks: usize[] = [];
+let argumentTop: usize = 0;
+let argumentEnd: usize = 0;
+let argumentBytesThisCall: usize = 0;
+
+function argumentAlloc(sizeBytes: usize, align: usize): usize {
+  let ptr = (argumentTop + align - 1) & ~(align - 1);
+  if (ptr + sizeBytes > argumentEnd) {
+    const chunkBytes = sizeBytes + align > ARGUMENT_CHUNK_BYTES ? sizeBytes + align : ARGUMENT_CHUNK_BYTES;
+    const chunk = heap.alloc(chunkBytes);
+    argumentChunks.push(chunk);
+    argumentEnd = chunk + chunkBytes;
+    ptr = (chunk + align - 1) & ~(align - 1);
+  }
+  argumentTop = ptr + sizeBytes;
+  argumentBytesThisCall += sizeBytes;
+  return ptr;
 }
 
-/// Frees a buffer the host allocated for an argument, once it has been lifted.
-export function freeArgument(ptr: usize, sizeBytes: usize): void {
-  if (sizeBytes == 0 || ptr == 0 || ptr == EMPTY_SENTINEL) return;
-  heap.free(ptr);
+/// Called at the end of every export: the arguments have been lifted into managed objects.
+/// Keeps one chunk, sized to what this call needed, so steady-state calls allocate nothing.
+export function resetArgumentArena(): void {
+  const n = argumentChunks.length;
+  if (n == 0) return;
+  if (n > 1) {
+    for (let i = 0; i < n; i++) heap.free(unchecked(argumentChunks[i]));
+    argumentChunks.length = 0;
+    const chunkBytes = argumentBytesThisCall * 2 > ARGUMENT_CHUNK_BYTES ? argumentBytesThisCall * 2 : ARGUMENT_CHUNK_BYTES;
+    const chunk = heap.alloc(chunkBytes);
+    argumentChunks.push(chunk);
+    argumentEnd = chunk + chunkBytes;
+  }
+  argumentTop = unchecked(argumentChunks[0]);
+  argumentBytesThisCall = 0;
+}
+
+export function cabiRealloc(oldPtr: usize, oldSizeBytes: usize, align: usize, newSizeBytes: usize): usize {
+  assert(align <= 16 && popcnt(align) == 1, "cabi_realloc: bad alignment");
+  if (newSizeBytes == 0) return EMPTY_SENTINEL;
+  const ptr = argumentAlloc(newSizeBytes, align);
+  if (oldPtr != 0 && oldPtr != EMPTY_SENTINEL && oldSizeBytes > 0) {
+    memory.copy(ptr, oldPtr, oldSizeBytes < newSizeBytes ? oldSizeBytes : newSizeBytes);
+  }
+  return ptr;
 }
 
 /// Allocates memory for a return value; it stays valid until the post-return call.
@@ -43,9 +79,7 @@ export function liftString(at: usize): string {
 export function liftStringParts(ptr: usize, lengthUnits: u32): string {
   const sizeBytes = <usize>lengthUnits << 1;
   if (sizeBytes == 0) return "";
-  const text = String.UTF16.decodeUnsafe(ptr, sizeBytes);
-  freeArgument(ptr, sizeBytes);
-  return text;
+  return String.UTF16.decodeUnsafe(ptr, sizeBytes);
 }
 
 /// Lowers `text` and stores its (pointer, length in code units) pair at `at`.
@@ -72,7 +106,6 @@ export function liftListParts<T>(
   for (let i: u32 = 0; i < length; i++) {
     unchecked((items[i] = liftElement(ptr + <usize>i * elementSizeBytes)));
   }
-  freeArgument(ptr, <usize>length * elementSizeBytes);
   return items;
 }
 

@@ -112,17 +112,28 @@ export class Agent {
     const events = this.pleg.relist(snapshot.sandboxes, snapshot.containers);
     this.plegEventCount += <u64>events.length;
 
+    // Group by pod. Runtimes list a pod's objects next to each other, so remembering the last
+    // pod saves most map lookups (a 64-character key hashes slowly).
     const views = new Map<string, PodView>();
+    let lastUid = "";
+    let lastView: PodView | null = null;
     for (let i = 0, n = snapshot.sandboxes.length; i < n; i++) {
       const s = unchecked(snapshot.sandboxes[i]);
-      if (!views.has(s.podUid)) views.set(s.podUid, new PodView());
-      views.get(s.podUid).sandboxes.push(s);
+      if (lastView === null || s.podUid != lastUid) {
+        lastView = viewFor(views, s.podUid);
+        lastUid = s.podUid;
+      }
+      lastView.sandboxes.push(s);
       if (!this.pods.has(s.podUid)) this.adoptOrphan(s);
     }
+    lastView = null;
     for (let i = 0, n = snapshot.containers.length; i < n; i++) {
       const c = unchecked(snapshot.containers[i]);
-      if (!views.has(c.podUid)) views.set(c.podUid, new PodView());
-      views.get(c.podUid).containers.push(c);
+      if (lastView === null || c.podUid != lastUid) {
+        lastView = viewFor(views, c.podUid);
+        lastUid = c.podUid;
+      }
+      lastView.containers.push(c);
     }
     const uninspected = new Set<string>();
     for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
@@ -392,6 +403,13 @@ export class Agent {
   get podCount(): i32 {
     return this.pods.size;
   }
+}
+
+function viewFor(views: Map<string, PodView>, podUid: string): PodView {
+  if (views.has(podUid)) return views.get(podUid);
+  const view = new PodView();
+  views.set(podUid, view);
+  return view;
 }
 
 function sameView(rec: PodRecord, view: PodView): bool {
