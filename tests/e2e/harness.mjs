@@ -58,8 +58,9 @@ export class Nanolet {
   }
 
   start() {
-    this.proc = spawn(process.execPath, [
-      nanoletBin, "run",
+    // Run the executable itself, so that its shebang's Node.js flags apply as in production.
+    this.proc = spawn(nanoletBin, [
+      "run",
       "--pod-manifest-path", this.manifestDir,
       "--container-runtime-endpoint", this.endpoint,
       "--root-dir", this.rootDir,
