@@ -3,7 +3,16 @@
 // (build/exports.mjs holds the map). No logic lives here.
 import { Agent } from "./core/agent";
 import { AgentConfig, PlannedAction, PodRejection, PodSpec, ActionResult } from "./core/model";
-import { cabiRealloc, freeReturnArena, liftListParts, liftStringParts, lowerList, resetArgumentArena } from "./abi/memory";
+import {
+  cabiRealloc,
+  freeReturnArena,
+  liftListParts,
+  liftStringElement,
+  liftStringParts,
+  lowerList,
+  resetArgumentArena,
+} from "./abi/memory";
+import { PackedSnapshot } from "./core/packed";
 import { POD_REJECTION_SIZE, POD_SPEC_SIZE, liftPodRejection, liftPodSpec, lowerPodRejection, lowerPodSpec } from "./abi/pod-spec";
 import {
   ACTION_RESULT_SIZE,
@@ -74,6 +83,26 @@ export function agentHandleRelist(
     listedAtMs, sandboxesPtr, sandboxesLen, containersPtr, containersLen, uninspectedPtr, uninspectedLen);
   resetArgumentArena();
   agentOf(rep).handleRelist(nowMs, snapshot);
+}
+
+export function agentHandleRelistPacked(
+  rep: i32, nowMs: u64, listedAtMs: u64, textPtr: usize, textUnits: u32, sandboxesPtr: usize, sandboxWords: u32,
+  sandboxNumbersPtr: usize, sandboxNumbers: u32, containersPtr: usize, containerWords: u32,
+  containerNumbersPtr: usize, containerNumbers: u32, uninspectedPtr: usize, uninspectedLen: u32,
+): void {
+  // Read in place: the lists stay in the argument arena until the end of this call.
+  const snapshot = new PackedSnapshot();
+  snapshot.listedAtMs = listedAtMs;
+  snapshot.textPtr = textPtr;
+  snapshot.textUnits = textUnits;
+  snapshot.sandboxesPtr = sandboxesPtr;
+  snapshot.sandboxNumbersPtr = sandboxNumbersPtr;
+  snapshot.containersPtr = containersPtr;
+  snapshot.containerNumbersPtr = containerNumbersPtr;
+  snapshot.uninspectedPodUids = liftListParts<string>(uninspectedPtr, uninspectedLen, 8, liftStringElement);
+  snapshot.validate(sandboxWords, sandboxNumbers, containerWords, containerNumbers);
+  agentOf(rep).handlePackedRelist(nowMs, snapshot);
+  resetArgumentArena();
 }
 
 export function agentHandleActionResults(rep: i32, nowMs: u64, resultsPtr: usize, resultsLen: u32): void {

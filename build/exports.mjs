@@ -8,6 +8,7 @@ export const EXPORT_NAMES = [
   ["agentDtor", `${AGENT}#[dtor]agent`],
   ["agentHandlePods", `${AGENT}#[method]agent.handle-pods`, "postReturn"],
   ["agentHandleRelist", `${AGENT}#[method]agent.handle-relist`],
+  ["agentHandleRelistPacked", `${AGENT}#[method]agent.handle-relist-packed`],
   ["agentHandleActionResults", `${AGENT}#[method]agent.handle-action-results`],
   ["agentPollActions", `${AGENT}#[method]agent.poll-actions`, "postReturn"],
   ["agentPollDeadline", `${AGENT}#[method]agent.poll-deadline`],

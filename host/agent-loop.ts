@@ -7,6 +7,7 @@ import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
+import { packSnapshot } from "./relist-packing.js";
 import type { Runtime } from "./cri/runtime.js";
 import { removePodCgroups } from "./node/cgroups.js";
 import type { SourcePod, ScanResult } from "./sources/static-pods.js";
@@ -176,7 +177,7 @@ export class AgentLoop {
     this.relisting = true;
     try {
       const snapshot = await this.relister.relist();
-      if (!this.stopped) this.withCore((core) => core.handleRelist(this.nowMs(), snapshot));
+      if (!this.stopped) this.withCore((core) => core.handleRelistPacked(this.nowMs(), packSnapshot(snapshot)));
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
       this.pendingResults.push({ actionId: action.id, outcome: { tag: "err", val: { kind: "runtime", grpcCode: 0, message: String((error as Error).message) } } });

@@ -8,6 +8,7 @@ export type {
   ContainerSpec,
   ContainerStatus,
   CreateContainer,
+  PackedSnapshot,
   PlannedAction,
   PodEvent,
   PodRejection,

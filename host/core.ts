@@ -4,7 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
-import type { ActionResult, AgentConfig, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
+import type { ActionResult, AgentConfig, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
 
 const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
 
@@ -105,6 +105,12 @@ export class CoreAgent {
   handleRelist(nowMs: number, snapshot: RuntimeSnapshot): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-relist", () => this.agent.handleRelist(now, snapshot));
+  }
+
+  /** The fast path: the same snapshot packed into typed arrays (see relist-packing.ts). */
+  handleRelistPacked(nowMs: number, snapshot: PackedSnapshot): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-relist-packed", () => this.agent.handleRelistPacked(now, snapshot));
   }
 
   handleActionResults(nowMs: number, results: ActionResult[]): void {

@@ -22,6 +22,7 @@ import {
   SandboxState,
 } from "./model";
 import { Pleg } from "./pleg";
+import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
 import { PodRecord } from "./pod-record";
 import { WorkerEvent, WorkerState, canTransition, transition } from "./pod-workers";
 import { imagePullKey, restartPolicyOf } from "./restart";
@@ -34,15 +35,13 @@ import { validatePod } from "./validation";
 const GRPC_NOT_FOUND: u32 = 5;
 const NS_PER_MS: i64 = 1_000_000;
 
-class PodView {
-  sandboxes: SandboxObservation[] = [];
-  containers: ContainerObservation[] = [];
-}
 
 export class Agent {
   private ctx: WorkerContext;
   private pods: Map<string, PodRecord> = new Map();
   private pleg: Pleg = new Pleg();
+  /// Pods whose view is not the runtime's last word (see markViewStale).
+  private staleViews: PodRecord[] = [];
   private relistInFlightId: u64 = 0;
   private nextRelistAtMs: u64 = 0;
   /// No pod is acted on before the first relist: after an agent restart the runtime already
@@ -104,54 +103,81 @@ export class Agent {
     return rejections;
   }
 
+  /// A typed relist: packed in place, then the one relist path.
   handleRelist(nowMs: u64, snapshot: RuntimeSnapshot): void {
+    const packed = packSnapshot(snapshot);
+    this.handlePackedRelist(nowMs, packed);
+    packed.free();
+  }
+
+  handlePackedRelist(nowMs: u64, snapshot: PackedSnapshot): void {
     this.ctx.nowMs = nowMs;
     this.relistInFlightId = 0;
     this.nextRelistAtMs = nowMs + this.config.relistPeriodMs;
     this.seenRuntime = true;
-    const events = this.pleg.relist(snapshot.sandboxes, snapshot.containers);
-    this.plegEventCount += <u64>events.length;
-
-    // Group by pod. Runtimes list a pod's objects next to each other, so remembering the last
-    // pod saves most map lookups (a 64-character key hashes slowly).
-    const views = new Map<string, PodView>();
-    let lastUid = "";
-    let lastView: PodView | null = null;
-    for (let i = 0, n = snapshot.sandboxes.length; i < n; i++) {
-      const s = unchecked(snapshot.sandboxes[i]);
-      if (lastView === null || s.podUid != lastUid) {
-        lastView = viewFor(views, s.podUid);
-        lastUid = s.podUid;
-      }
-      lastView.sandboxes.push(s);
-      if (!this.pods.has(s.podUid)) this.adoptOrphan(s);
-    }
-    lastView = null;
-    for (let i = 0, n = snapshot.containers.length; i < n; i++) {
-      const c = unchecked(snapshot.containers[i]);
-      if (lastView === null || c.podUid != lastUid) {
-        lastView = viewFor(views, c.podUid);
-        lastUid = c.podUid;
-      }
-      lastView.containers.push(c);
-    }
+    const diff = this.pleg.relist(snapshot);
+    this.plegEventCount += <u64>diff.events.length;
     const uninspected = new Set<string>();
     for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
 
-    const records = this.pods.values();
-    for (let i = 0, n = records.length; i < n; i++) {
-      const rec = unchecked(records[i]);
-      if (uninspected.has(rec.uid)) continue; // keep the old view; look again next relist
-      if (snapshot.listedAtMs <= rec.viewMutatedAtMs) continue; // older than what we know
-      const view = views.has(rec.uid) ? views.get(rec.uid) : new PodView();
-      if (!rec.needsFreshView && sameView(rec, view)) continue;
-      rec.sandboxes = view.sandboxes;
-      rec.containers = view.containers;
+    // Pods the PLEG saw change, and orphans: sandboxes of pods nobody asked for.
+    for (let i = 0, n = diff.pods.length; i < n; i++) {
+      const slot = unchecked(diff.pods[i]);
+      if (!slot.changed) continue;
+      if (!this.pods.has(slot.uid)) {
+        if (slot.sandboxIndices.length == 0) continue; // containers without a sandbox: nothing to act on
+        this.adoptOrphan(snapshot.materializeSandbox(slot.sandboxIndices[0]));
+      }
+      this.markViewStale(this.pods.get(slot.uid));
+    }
+    // Every pod whose view is not what the runtime last said takes the new relist, unless it is
+    // older than the pod's own newest action or the pod could not be inspected.
+    const stale = this.staleViews;
+    this.staleViews = [];
+    for (let i = 0, n = stale.length; i < n; i++) {
+      const rec = unchecked(stale[i]);
+      if (rec.viewIsSnapshot || rec.state == WorkerState.Forgotten) continue;
+      if (uninspected.has(rec.uid) || snapshot.listedAtMs <= rec.viewMutatedAtMs) {
+        // Keep the view (it is newer, or the runtime could not say); look again next relist.
+        this.staleViews.push(rec);
+        continue;
+      }
+      const slot = this.pleg.slotOf(rec.uid);
+      const sandboxes: SandboxObservation[] = [];
+      const containers: ContainerObservation[] = [];
+      if (slot !== null) {
+        for (let j = 0; j < slot.sandboxIndices.length; j++) {
+          const index = slot.sandboxIndices[j];
+          const previous = findSandboxAt(rec, snapshot, index);
+          sandboxes.push(previous !== null && snapshot.sandboxUnchanged(index, previous) ? previous : snapshot.materializeSandbox(index));
+        }
+        for (let j = 0; j < slot.containerIndices.length; j++) {
+          const index = slot.containerIndices[j];
+          const previous = findContainerAt(rec, snapshot, index);
+          containers.push(previous !== null ? snapshot.materializeContainerFrom(index, previous) : snapshot.materializeContainer(index));
+        }
+      }
+      rec.sandboxes = sandboxes;
+      rec.containers = containers;
+      rec.viewIsSnapshot = true;
+      rec.onStaleList = false;
       rec.needsFreshView = false;
       rec.dirty = true;
     }
-    // Containers with no known pod: their sandbox record made them orphans above; a container
-    // whose sandbox is not listed at all has no labels to act on and is left to the runtime.
+  }
+
+  /// The pod's view differs from what the runtime said last: the next relist replaces it.
+  private markViewStale(rec: PodRecord): void {
+    if (!rec.viewIsSnapshot) {
+      if (!rec.onStaleList) {
+        rec.onStaleList = true;
+        this.staleViews.push(rec);
+      }
+      return;
+    }
+    rec.viewIsSnapshot = false;
+    rec.onStaleList = true;
+    this.staleViews.push(rec);
   }
 
   private adoptOrphan(s: SandboxObservation): void {
@@ -184,6 +210,7 @@ export class Agent {
     rec.busyCount--;
     rec.dirty = true;
     rec.viewMutatedAtMs = nowMs;
+    this.markViewStale(rec);
     const error = result.error;
     if (error !== null) {
       this.applyFailure(nowMs, rec, flight, error.kind, error.grpcCode, error.message);
@@ -405,26 +432,25 @@ export class Agent {
   }
 }
 
-function viewFor(views: Map<string, PodView>, podUid: string): PodView {
-  if (views.has(podUid)) return views.get(podUid);
-  const view = new PodView();
-  views.set(podUid, view);
-  return view;
+
+
+/// The pod's current observation of the sandbox at `index` of the snapshot, by ID.
+function findSandboxAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): SandboxObservation | null {
+  const start = snapshot.sandboxWord(index, S_ID);
+  const length = snapshot.sandboxWord(index, S_ID + 1);
+  for (let i = 0; i < rec.sandboxes.length; i++) {
+    if (snapshot.rangeEquals(rec.sandboxes[i].id, start, length)) return rec.sandboxes[i];
+  }
+  return null;
 }
 
-function sameView(rec: PodRecord, view: PodView): bool {
-  if (rec.sandboxes.length != view.sandboxes.length || rec.containers.length != view.containers.length) return false;
-  for (let i = 0; i < view.sandboxes.length; i++) {
-    const a = rec.sandboxes[i];
-    const b = view.sandboxes[i];
-    if (a.id != b.id || a.state != b.state || a.attempt != b.attempt) return false;
+function findContainerAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): ContainerObservation | null {
+  const start = snapshot.containerWord(index, C_ID);
+  const length = snapshot.containerWord(index, C_ID + 1);
+  for (let i = 0; i < rec.containers.length; i++) {
+    if (snapshot.rangeEquals(rec.containers[i].id, start, length)) return rec.containers[i];
   }
-  for (let i = 0; i < view.containers.length; i++) {
-    const a = rec.containers[i];
-    const b = view.containers[i];
-    if (a.id != b.id || a.state != b.state || a.exitCode != b.exitCode || a.finishedAtNs != b.finishedAtNs || a.startedAtNs != b.startedAtNs) return false;
-  }
-  return true;
+  return null;
 }
 
 function sameContainerStatus(a: ContainerStatus, b: ContainerStatus): bool {

@@ -29,6 +29,10 @@ export class PodRecord {
   containers: ContainerObservation[] = [];
   /// Host time of the newest local change to the view; older relists are not applied.
   viewMutatedAtMs: u64 = 0;
+  /// True while the view is exactly what the last applied relist said (no local change since).
+  viewIsSnapshot: bool = false;
+  /// On the agent's list of pods whose view the next relist replaces.
+  onStaleList: bool = false;
   /// After a stop, wait for a relist newer than `viewMutatedAtMs` before deciding again.
   needsFreshView: bool = false;
 

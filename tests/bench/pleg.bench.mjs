@@ -1,10 +1,15 @@
 // Benchmark: one relist's PLEG diff for 110, 1,000 and 10,000 containers through the component
-// (handle-relist: ABI lift of the whole snapshot, PLEG diff, per-pod view update) against the
-// same diff in plain JavaScript in this process. Every relist flips 10% of the containers
-// between running and exited, so each one produces events. Prints medians and the ratio.
+// against the same diff in plain JavaScript in this process. Every relist flips 10% of the
+// containers between running and exited, so each one produces events. Measured per relist:
+//   packed:  handle-relist-packed, the path the agent uses (block copies in, PLEG diff on the
+//            packed form, views rebuilt for the pods that changed);
+//   pack:    the host packing the snapshot into typed arrays (relist-packing.ts);
+//   typed:   handle-relist with the record list (a call per string to lower);
+//   JS:      the same PLEG diff in plain JavaScript on the same objects.
 //   npm run build && node tests/bench/pleg.bench.mjs
 import { performance } from "node:perf_hooks";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { packSnapshot } from "../../dist/relist-packing.js";
 import { JsPleg } from "./pleg-baseline.mjs";
 
 const CONTAINERS_PER_POD = 2;
@@ -39,34 +44,43 @@ async function measure(containerCount) {
   const iterations = containerCount >= 10_000 ? 40 : containerCount >= 1000 ? 200 : 1000;
   const a = snapshot(containerCount, false);
   const b = snapshot(containerCount, true);
-  const core = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
+  const packedCore = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
+  const typedCore = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
   const js = new JsPleg();
   let now = 1_000_000;
-  const componentMs = [];
-  const jsMs = [];
-  // Interleave the two so that machine noise hits both alike.
+  const samples = { packed: [], pack: [], typed: [], js: [] };
+  // Interleave the variants so that machine noise hits all alike.
   for (let i = 0; i < iterations + 5; i++) {
     const snap = i % 2 === 0 ? a : b;
     now += 1000;
     const full = { listedAtMs: BigInt(now), sandboxes: snap.sandboxes, containers: snap.containers, uninspectedPodUids: [] };
     let t0 = performance.now();
-    core.handleRelist(now, full);
-    const tComponent = performance.now() - t0;
+    const packed = packSnapshot(full);
+    const tPack = performance.now() - t0;
+    t0 = performance.now();
+    packedCore.handleRelistPacked(now, packed);
+    const tPacked = performance.now() - t0;
+    t0 = performance.now();
+    typedCore.handleRelist(now, full);
+    const tTyped = performance.now() - t0;
     t0 = performance.now();
     const events = js.relist(snap.sandboxes, snap.containers);
     const tJs = performance.now() - t0;
     if (events.length === 0 && i > 0) throw new Error("baseline saw no change: the benchmark is broken");
     if (i >= 5) {
-      componentMs.push(tComponent);
-      jsMs.push(tJs);
+      samples.packed.push(tPacked);
+      samples.pack.push(tPack);
+      samples.typed.push(tTyped);
+      samples.js.push(tJs);
     }
   }
-  return { containerCount, componentMs: median(componentMs), jsMs: median(jsMs) };
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
 }
 
-console.log("PLEG relist diff, median per relist (10% of containers change state each relist)");
-console.log("containers   component (ms)   plain JS (ms)   component / JS");
+const f = (ms) => ms.toFixed(3).padStart(9);
+console.log("PLEG relist diff, median ms per relist (10% of containers change state each relist)");
+console.log("containers     packed      pack     typed        JS   packed/JS  (pack+packed)/JS");
 for (const n of [110, 1000, 10_000]) {
   const r = await measure(n);
-  console.log(`${String(n).padStart(10)}   ${r.componentMs.toFixed(3).padStart(14)}   ${r.jsMs.toFixed(3).padStart(13)}   ${(r.componentMs / r.jsMs).toFixed(2).padStart(14)}x`);
+  console.log(`${String(n).padStart(10)} ${f(r.packed)} ${f(r.pack)} ${f(r.typed)} ${f(r.js)} ${(r.packed / r.js).toFixed(2).padStart(10)}x ${((r.pack + r.packed) / r.js).toFixed(2).padStart(16)}x`);
 }

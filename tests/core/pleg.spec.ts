@@ -1,5 +1,20 @@
-import { Pleg, PlegEvent, PlegEventType, PlegState, generateEvents } from "../../assembly/core/pleg";
-import { ContainerObservation, ContainerState, SandboxObservation, SandboxState } from "../../assembly/core/model";
+import { Pleg, PlegEvent, PlegEventType, PlegState, RelistDiff, generateEvents } from "../../assembly/core/pleg";
+import { packSnapshot } from "../../assembly/core/packed";
+import { ContainerObservation, ContainerState, RuntimeSnapshot, SandboxObservation, SandboxState } from "../../assembly/core/model";
+
+function relist(pleg: Pleg, sandboxes: SandboxObservation[], containers: ContainerObservation[]): PlegEvent[] {
+  return relistDiff(pleg, sandboxes, containers).events;
+}
+
+function relistDiff(pleg: Pleg, sandboxes: SandboxObservation[], containers: ContainerObservation[]): RelistDiff {
+  const s = new RuntimeSnapshot();
+  s.sandboxes = sandboxes;
+  s.containers = containers;
+  const packed = packSnapshot(s);
+  const diff = pleg.relist(packed);
+  packed.free();
+  return diff;
+}
 
 // The upstream generateEvents table: (old, new) -> events.
 const N = PlegState.NonExistent;
@@ -67,17 +82,18 @@ describe("generateEvents (upstream table)", () => {
 describe("Pleg.relist", () => {
   it("diffs consecutive relists of containers and sandboxes", () => {
     const pleg = new Pleg();
-    let events = pleg.relist([sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
+    let events = relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
     expect(events.length).toBe(2);
     expect(events[0].type).toBe(STARTED);
     expect(events[1].containerId).toBe("c1");
 
     // Same state: quiet.
-    events = pleg.relist([sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
+    events = relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
     expect(events.length).toBe(0);
 
     // c1 exits, c2 appears created.
-    events = pleg.relist(
+    events = relist(
+      pleg,
       [sandbox("s1", "p1", SandboxState.Ready)],
       [container("c1", "p1", ContainerState.Exited), container("c2", "p1", ContainerState.Created)],
     );
@@ -87,15 +103,54 @@ describe("Pleg.relist", () => {
 
     // Everything vanishes: the sandbox was running (died + removed), c1 was exited (removed),
     // c2 was created (died + removed).
-    events = pleg.relist([], []);
+    events = relist(pleg, [], []);
     expect(events.length).toBe(5);
     expect(pleg.size).toBe(0);
   });
 
   it("ignores a duplicate of the same container within one relist", () => {
     const pleg = new Pleg();
-    const events = pleg.relist([], [container("c1", "p1", ContainerState.Running), container("c1", "p1", ContainerState.Running)]);
+    const events = relist(pleg, [], [container("c1", "p1", ContainerState.Running), container("c1", "p1", ContainerState.Running)]);
     expect(events.length).toBe(1);
     expect(pleg.size).toBe(1);
+  });
+
+  it("marks only the pods whose objects changed, and lists where each pod's objects are", () => {
+    const pleg = new Pleg();
+    const sandboxes = [sandbox("s1", "p1", SandboxState.Ready), sandbox("s2", "p2", SandboxState.Ready)];
+    let diff = relistDiff(pleg, sandboxes, [container("c1", "p1", ContainerState.Running), container("c2", "p2", ContainerState.Running)]);
+    expect(diff.pods.length).toBe(2);
+    expect(diff.pods[0].changed).toBe(true);
+
+    // Nothing changed: both pods are listed, neither is marked.
+    diff = relistDiff(pleg, sandboxes, [container("c1", "p1", ContainerState.Running), container("c2", "p2", ContainerState.Running)]);
+    expect(diff.events.length).toBe(0);
+    expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
+    expect(diff.pods[1].uid).toBe("p2");
+    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
+
+    // Same state, new reason (the runtime filled in OOMKilled later): the pod is marked, no event.
+    const exited1 = container("c1", "p1", ContainerState.Exited);
+    relistDiff(pleg, sandboxes, [exited1, container("c2", "p2", ContainerState.Running)]);
+    const oom = container("c1", "p1", ContainerState.Exited);
+    oom.reason = "OOMKilled";
+    diff = relistDiff(pleg, sandboxes, [oom, container("c2", "p2", ContainerState.Running)]);
+    expect(diff.events.length).toBe(0);
+    expect(diff.pods[0].uid).toBe("p1");
+    expect(diff.pods[0].changed).toBe(true);
+    expect(diff.pods[1].changed).toBe(false);
+  });
+
+  it("keeps many objects apart (hash table growth and probing)", () => {
+    const pleg = new Pleg();
+    const containers: ContainerObservation[] = [];
+    for (let i = 0; i < 3000; i++) containers.push(container("id-" + i.toString(), "p" + (i % 100).toString(), ContainerState.Running));
+    expect(relist(pleg, [], containers).length).toBe(3000);
+    expect(relist(pleg, [], containers).length).toBe(0);
+    containers[1234] = container("id-1234", "p34", ContainerState.Exited);
+    const events = relist(pleg, [], containers);
+    expect(events.length).toBe(1);
+    expect(events[0].containerId).toBe("id-1234");
+    expect(pleg.size).toBe(3000);
   });
 });

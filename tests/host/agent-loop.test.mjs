@@ -115,11 +115,11 @@ test("a core trap is reported loudly; a new core adopts the running pods without
   let trapOnce = true;
   const createCore = async (config) => {
     const core = await CoreAgent.create(config);
-    const original = core.handleRelist.bind(core);
-    core.handleRelist = (now, snapshot) => {
+    const original = core.handleRelistPacked.bind(core);
+    core.handleRelistPacked = (now, snapshot) => {
       if (trapOnce && snapshot.containers.length > 0) {
         trapOnce = false;
-        throw new CoreTrapError("handle-relist", "injected by the test", undefined);
+        throw new CoreTrapError("handle-relist-packed", "injected by the test", undefined);
       }
       return original(now, snapshot);
     };

@@ -1,0 +1,305 @@
+// The packed form of a relist (WIT packed-snapshot): flat word and number arrays plus one UTF-16
+// text buffer, read in place. The typed runtime-snapshot is packed into the same form, so that
+// both entry points share one PLEG.
+import { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./model";
+
+export const SANDBOX_WORDS: i32 = 10;
+export const SANDBOX_NUMBERS: i32 = 2;
+export const CONTAINER_WORDS: i32 = 18;
+export const CONTAINER_NUMBERS: i32 = 4;
+
+// Word offsets (each string is two words: start, length).
+export const S_ID: i32 = 0;
+export const S_POD_UID: i32 = 2;
+export const S_POD_NAME: i32 = 4;
+export const S_POD_NAMESPACE: i32 = 6;
+export const S_ATTEMPT: i32 = 8;
+export const S_FLAGS: i32 = 9;
+export const S_FLAG_READY: u32 = 1;
+export const S_FLAG_HAS_GRACE: u32 = 2;
+
+export const C_ID: i32 = 0;
+export const C_SANDBOX_ID: i32 = 2;
+export const C_POD_UID: i32 = 4;
+export const C_NAME: i32 = 6;
+export const C_IMAGE: i32 = 8;
+export const C_SPEC_HASH: i32 = 10;
+export const C_REASON: i32 = 12;
+export const C_MESSAGE: i32 = 14;
+export const C_ATTEMPT: i32 = 16;
+export const C_STATE: i32 = 17;
+
+export const N_EXIT_CODE: i32 = 0;
+export const N_CREATED: i32 = 1;
+export const N_STARTED: i32 = 2;
+export const N_FINISHED: i32 = 3;
+
+/// A packed snapshot in linear memory. Valid while the memory it points at is (one call).
+export class PackedSnapshot {
+  listedAtMs: u64 = 0;
+  textPtr: usize = 0;
+  textUnits: u32 = 0;
+  sandboxesPtr: usize = 0;
+  sandboxCount: i32 = 0;
+  sandboxNumbersPtr: usize = 0;
+  containersPtr: usize = 0;
+  containerCount: i32 = 0;
+  containerNumbersPtr: usize = 0;
+  uninspectedPodUids: string[] = [];
+
+  /// Checks counts and that every string range lies inside the text: a host bug otherwise.
+  validate(sandboxWords: u32, sandboxNumbers: u32, containerWords: u32, containerNumbers: u32): void {
+    assert(sandboxWords % <u32>SANDBOX_WORDS == 0 && sandboxNumbers == (sandboxWords / <u32>SANDBOX_WORDS) * <u32>SANDBOX_NUMBERS,
+      "packed-snapshot: sandbox lists do not match");
+    assert(containerWords % <u32>CONTAINER_WORDS == 0 && containerNumbers == (containerWords / <u32>CONTAINER_WORDS) * <u32>CONTAINER_NUMBERS,
+      "packed-snapshot: container lists do not match");
+    this.sandboxCount = <i32>(sandboxWords / <u32>SANDBOX_WORDS);
+    this.containerCount = <i32>(containerWords / <u32>CONTAINER_WORDS);
+    for (let i = 0; i < this.sandboxCount; i++) {
+      for (let w = 0; w < S_ATTEMPT; w += 2) this.checkRange(this.sandboxWord(i, w), this.sandboxWord(i, w + 1));
+    }
+    for (let i = 0; i < this.containerCount; i++) {
+      for (let w = 0; w < C_ATTEMPT; w += 2) this.checkRange(this.containerWord(i, w), this.containerWord(i, w + 1));
+    }
+  }
+
+  private checkRange(start: u32, length: u32): void {
+    assert(<u64>start + <u64>length <= <u64>this.textUnits, "packed-snapshot: a string lies outside the text");
+  }
+
+  @inline sandboxWord(index: i32, word: i32): u32 {
+    return load<u32>(this.sandboxesPtr + ((<usize>index * <usize>SANDBOX_WORDS + <usize>word) << 2));
+  }
+
+  @inline containerWord(index: i32, word: i32): u32 {
+    return load<u32>(this.containersPtr + ((<usize>index * <usize>CONTAINER_WORDS + <usize>word) << 2));
+  }
+
+  @inline sandboxNumber(index: i32, n: i32): i64 {
+    return load<i64>(this.sandboxNumbersPtr + ((<usize>index * <usize>SANDBOX_NUMBERS + <usize>n) << 3));
+  }
+
+  @inline containerNumber(index: i32, n: i32): i64 {
+    return load<i64>(this.containerNumbersPtr + ((<usize>index * <usize>CONTAINER_NUMBERS + <usize>n) << 3));
+  }
+
+  /// Address and length (code units) of the string whose (start, length) words are given.
+  @inline textAt(start: u32): usize {
+    return this.textPtr + (<usize>start << 1);
+  }
+
+  string(start: u32, length: u32): string {
+    if (length == 0) return "";
+    return String.UTF16.decodeUnsafe(this.textAt(start), <usize>length << 1);
+  }
+
+  sandboxString(index: i32, word: i32): string {
+    return this.string(this.sandboxWord(index, word), this.sandboxWord(index, word + 1));
+  }
+
+  containerString(index: i32, word: i32): string {
+    return this.string(this.containerWord(index, word), this.containerWord(index, word + 1));
+  }
+
+  /// FNV-1a over a string's code units, four at a time, then mixed.
+  rangeHash(start: u32, length: u32): u64 {
+    let hash: u64 = 0xcbf29ce484222325;
+    let ptr = this.textAt(start);
+    const end = ptr + (<usize>length << 1);
+    // Four code units at a time: ids are long and this runs once per container per relist.
+    for (; ptr + 8 <= end; ptr += 8) {
+      hash ^= load<u64>(ptr);
+      hash *= 0x100000001b3;
+    }
+    for (; ptr < end; ptr += 2) {
+      hash ^= <u64>load<u16>(ptr);
+      hash *= 0x100000001b3;
+    }
+    // Multiplication only carries differences upwards; the table indexes by the low bits, so
+    // fold the high bits down (murmur3's finaliser).
+    hash ^= <u64>length;
+    hash ^= hash >> 33;
+    hash *= 0xff51afd7ed558ccd;
+    hash ^= hash >> 33;
+    hash *= 0xc4ceb9fe1a85ec53;
+    return hash ^ (hash >> 33);
+  }
+
+  rangeEquals(text: string, start: u32, length: u32): bool {
+    if (<u32>text.length != length) return false;
+    // Eight bytes at a time with unaligned loads (the text is 2-byte aligned only; the standard
+    // memory.compare falls back to bytes then).
+    let a = changetype<usize>(text);
+    let b = this.textAt(start);
+    const end = a + (<usize>length << 1);
+    for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
+    for (; a < end; a += 2, b += 2) if (load<u16>(a) != load<u16>(b)) return false;
+    return true;
+  }
+
+  /// The string at (start, length), reusing `known` when it has the same text: a changed
+  /// container mostly keeps its strings, and a decode is an allocation.
+  stringLike(known: string, start: u32, length: u32): string {
+    return this.rangeEquals(known, start, length) ? known : this.string(start, length);
+  }
+
+  /// Like materializeContainer, taking unchanged strings from `previous` (the same container as
+  /// last seen).
+  materializeContainerFrom(index: i32, previous: ContainerObservation): ContainerObservation {
+    const c = new ContainerObservation();
+    c.id = previous.id;
+    c.sandboxId = this.stringLike(previous.sandboxId, this.containerWord(index, C_SANDBOX_ID), this.containerWord(index, C_SANDBOX_ID + 1));
+    c.podUid = this.stringLike(previous.podUid, this.containerWord(index, C_POD_UID), this.containerWord(index, C_POD_UID + 1));
+    c.name = this.stringLike(previous.name, this.containerWord(index, C_NAME), this.containerWord(index, C_NAME + 1));
+    c.image = this.stringLike(previous.image, this.containerWord(index, C_IMAGE), this.containerWord(index, C_IMAGE + 1));
+    c.specHash = this.stringLike(previous.specHash, this.containerWord(index, C_SPEC_HASH), this.containerWord(index, C_SPEC_HASH + 1));
+    c.reason = this.stringLike(previous.reason, this.containerWord(index, C_REASON), this.containerWord(index, C_REASON + 1));
+    c.message = this.stringLike(previous.message, this.containerWord(index, C_MESSAGE), this.containerWord(index, C_MESSAGE + 1));
+    c.attempt = this.containerWord(index, C_ATTEMPT);
+    c.state = <i32>this.containerWord(index, C_STATE);
+    c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
+    c.createdAtNs = this.containerNumber(index, N_CREATED);
+    c.startedAtNs = this.containerNumber(index, N_STARTED);
+    c.finishedAtNs = this.containerNumber(index, N_FINISHED);
+    return c;
+  }
+
+  /// True when sandbox `index` says exactly what `previous` says.
+  sandboxUnchanged(index: i32, previous: SandboxObservation): bool {
+    const flags = this.sandboxWord(index, S_FLAGS);
+    return this.rangeEquals(previous.id, this.sandboxWord(index, S_ID), this.sandboxWord(index, S_ID + 1)) &&
+      previous.attempt == this.sandboxWord(index, S_ATTEMPT) &&
+      (previous.state == 0) == ((flags & S_FLAG_READY) != 0) &&
+      previous.createdAtNs == this.sandboxNumber(index, 0) &&
+      previous.hasGracePeriod == ((flags & S_FLAG_HAS_GRACE) != 0) &&
+      (!previous.hasGracePeriod || previous.terminationGracePeriodSeconds == this.sandboxNumber(index, 1)) &&
+      this.rangeEquals(previous.podUid, this.sandboxWord(index, S_POD_UID), this.sandboxWord(index, S_POD_UID + 1)) &&
+      this.rangeEquals(previous.podName, this.sandboxWord(index, S_POD_NAME), this.sandboxWord(index, S_POD_NAME + 1)) &&
+      this.rangeEquals(previous.podNamespace, this.sandboxWord(index, S_POD_NAMESPACE), this.sandboxWord(index, S_POD_NAMESPACE + 1));
+  }
+
+  materializeSandbox(index: i32): SandboxObservation {
+    const s = new SandboxObservation();
+    s.id = this.sandboxString(index, S_ID);
+    s.podUid = this.sandboxString(index, S_POD_UID);
+    s.podName = this.sandboxString(index, S_POD_NAME);
+    s.podNamespace = this.sandboxString(index, S_POD_NAMESPACE);
+    s.attempt = this.sandboxWord(index, S_ATTEMPT);
+    const flags = this.sandboxWord(index, S_FLAGS);
+    s.state = (flags & S_FLAG_READY) != 0 ? 0 : 1;
+    s.createdAtNs = this.sandboxNumber(index, 0);
+    s.hasGracePeriod = (flags & S_FLAG_HAS_GRACE) != 0;
+    s.terminationGracePeriodSeconds = s.hasGracePeriod ? this.sandboxNumber(index, 1) : 0;
+    return s;
+  }
+
+  materializeContainer(index: i32): ContainerObservation {
+    const c = new ContainerObservation();
+    c.id = this.containerString(index, C_ID);
+    c.sandboxId = this.containerString(index, C_SANDBOX_ID);
+    c.podUid = this.containerString(index, C_POD_UID);
+    c.name = this.containerString(index, C_NAME);
+    c.image = this.containerString(index, C_IMAGE);
+    c.specHash = this.containerString(index, C_SPEC_HASH);
+    c.reason = this.containerString(index, C_REASON);
+    c.message = this.containerString(index, C_MESSAGE);
+    c.attempt = this.containerWord(index, C_ATTEMPT);
+    c.state = <i32>this.containerWord(index, C_STATE);
+    c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
+    c.createdAtNs = this.containerNumber(index, N_CREATED);
+    c.startedAtNs = this.containerNumber(index, N_STARTED);
+    c.finishedAtNs = this.containerNumber(index, N_FINISHED);
+    return c;
+  }
+}
+
+/// Packs a typed snapshot into buffers it owns; `free` releases them.
+export class OwnedPackedSnapshot extends PackedSnapshot {
+  private buffers: usize[] = [];
+
+  alloc(bytes: usize): usize {
+    const ptr = heap.alloc(bytes > 0 ? bytes : 8);
+    this.buffers.push(ptr);
+    return ptr;
+  }
+
+  free(): void {
+    for (let i = 0; i < this.buffers.length; i++) heap.free(this.buffers[i]);
+    this.buffers.length = 0;
+  }
+}
+
+class TextWriter {
+  units: u32 = 0;
+  constructor(public ptr: usize) {}
+  /// Writes `text` and its (start, length) words at `words`.
+  put(words: usize, text: string): void {
+    const n = <u32>text.length;
+    memory.copy(this.ptr + (<usize>this.units << 1), changetype<usize>(text), <usize>n << 1);
+    store<u32>(words, this.units);
+    store<u32>(words, n, 4);
+    this.units += n;
+  }
+}
+
+function textUnits(s: RuntimeSnapshot): usize {
+  let n: usize = 0;
+  for (let i = 0; i < s.sandboxes.length; i++) {
+    const x = s.sandboxes[i];
+    n += x.id.length + x.podUid.length + x.podName.length + x.podNamespace.length;
+  }
+  for (let i = 0; i < s.containers.length; i++) {
+    const c = s.containers[i];
+    n += c.id.length + c.sandboxId.length + c.podUid.length + c.name.length + c.image.length + c.specHash.length + c.reason.length + c.message.length;
+  }
+  return n;
+}
+
+export function packSnapshot(s: RuntimeSnapshot): OwnedPackedSnapshot {
+  const p = new OwnedPackedSnapshot();
+  p.listedAtMs = s.listedAtMs;
+  p.uninspectedPodUids = s.uninspectedPodUids;
+  const units = textUnits(s);
+  p.textPtr = p.alloc(units << 1);
+  p.textUnits = <u32>units;
+  p.sandboxCount = s.sandboxes.length;
+  p.containerCount = s.containers.length;
+  p.sandboxesPtr = p.alloc(<usize>p.sandboxCount * <usize>SANDBOX_WORDS * 4);
+  p.sandboxNumbersPtr = p.alloc(<usize>p.sandboxCount * <usize>SANDBOX_NUMBERS * 8);
+  p.containersPtr = p.alloc(<usize>p.containerCount * <usize>CONTAINER_WORDS * 4);
+  p.containerNumbersPtr = p.alloc(<usize>p.containerCount * <usize>CONTAINER_NUMBERS * 8);
+  const text = new TextWriter(p.textPtr);
+  for (let i = 0; i < p.sandboxCount; i++) {
+    const x = s.sandboxes[i];
+    const w = p.sandboxesPtr + ((<usize>i * <usize>SANDBOX_WORDS) << 2);
+    text.put(w + (<usize>S_ID << 2), x.id);
+    text.put(w + (<usize>S_POD_UID << 2), x.podUid);
+    text.put(w + (<usize>S_POD_NAME << 2), x.podName);
+    text.put(w + (<usize>S_POD_NAMESPACE << 2), x.podNamespace);
+    store<u32>(w + (<usize>S_ATTEMPT << 2), x.attempt);
+    store<u32>(w + (<usize>S_FLAGS << 2), (x.state == 0 ? S_FLAG_READY : 0) | (x.hasGracePeriod ? S_FLAG_HAS_GRACE : 0));
+    const n = p.sandboxNumbersPtr + ((<usize>i * <usize>SANDBOX_NUMBERS) << 3);
+    store<i64>(n, x.createdAtNs);
+    store<i64>(n + 8, x.terminationGracePeriodSeconds);
+  }
+  for (let i = 0; i < p.containerCount; i++) {
+    const c = s.containers[i];
+    const w = p.containersPtr + ((<usize>i * <usize>CONTAINER_WORDS) << 2);
+    text.put(w + (<usize>C_ID << 2), c.id);
+    text.put(w + (<usize>C_SANDBOX_ID << 2), c.sandboxId);
+    text.put(w + (<usize>C_POD_UID << 2), c.podUid);
+    text.put(w + (<usize>C_NAME << 2), c.name);
+    text.put(w + (<usize>C_IMAGE << 2), c.image);
+    text.put(w + (<usize>C_SPEC_HASH << 2), c.specHash);
+    text.put(w + (<usize>C_REASON << 2), c.reason);
+    text.put(w + (<usize>C_MESSAGE << 2), c.message);
+    store<u32>(w + (<usize>C_ATTEMPT << 2), c.attempt);
+    store<u32>(w + (<usize>C_STATE << 2), <u32>c.state);
+    const n = p.containerNumbersPtr + ((<usize>i * <usize>CONTAINER_NUMBERS) << 3);
+    store<i64>(n, <i64>c.exitCode);
+    store<i64>(n + 8, c.createdAtNs);
+    store<i64>(n + 16, c.startedAtNs);
+    store<i64>(n + 24, c.finishedAtNs);
+  }
+  return p;
+}

@@ -1,0 +1,93 @@
+// The packed relist (handle-relist-packed, fed by the host's packer) and the typed one
+// (handle-relist) are the same input: two agents given the same relists in the two forms decide
+// exactly the same actions.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { packSnapshot } from "../../dist/relist-packing.js";
+
+const pod = (uid, policy) => ({
+  uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,
+  containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [] }],
+});
+
+/** A tiny runtime that applies actions to plain objects (both agents see identical runtimes). */
+class Node {
+  sandboxes = [];
+  containers = [];
+  next = 1;
+  apply(now, action) {
+    const k = action.kind;
+    const ns = BigInt(now) * 1_000_000n;
+    if (k.tag === "run-sandbox") {
+      const id = `sandbox-${this.next++}-${"a".repeat(50)}`;
+      this.sandboxes.push({ id, podUid: k.val.podUid, podName: k.val.podName, podNamespace: k.val.podNamespace, attempt: k.val.attempt, state: "ready", createdAtNs: ns, terminationGracePeriodSeconds: k.val.terminationGracePeriodSeconds });
+      return id;
+    }
+    if (k.tag === "create-container") {
+      const id = `container-${this.next++}-${"b".repeat(48)}`;
+      this.containers.push({ id, sandboxId: k.val.sandboxId, podUid: k.val.sandbox.podUid, name: k.val.container.name, attempt: k.val.attempt, state: "created", image: k.val.container.image, specHash: k.val.specHash, exitCode: 0, reason: "", message: "", createdAtNs: ns, startedAtNs: 0n, finishedAtNs: 0n });
+      return id;
+    }
+    const c = this.containers.find((x) => x.id === k.val?.containerId);
+    if (k.tag === "start-container") Object.assign(c, { state: "running", startedAtNs: ns });
+    if (k.tag === "stop-container" && c.state === "running") Object.assign(c, { state: "exited", exitCode: 137, reason: "Error", finishedAtNs: ns });
+    if (k.tag === "remove-container") this.containers = this.containers.filter((x) => x.id !== k.val.containerId);
+    if (k.tag === "stop-sandbox") this.sandboxes.find((s) => s.id === k.val).state = "not-ready";
+    if (k.tag === "remove-sandbox") this.sandboxes = this.sandboxes.filter((s) => s.id !== k.val);
+    return "";
+  }
+  exitAll(now, code) {
+    for (const c of this.containers) if (c.state === "running") Object.assign(c, { state: "exited", exitCode: code, reason: code ? "Error" : "Completed", finishedAtNs: BigInt(now) * 1_000_000n });
+  }
+  snapshot(now) {
+    return { listedAtMs: BigInt(now), sandboxes: this.sandboxes.map((s) => ({ ...s })), containers: this.containers.map((c) => ({ ...c })), uninspectedPodUids: [] };
+  }
+}
+
+const strip = (actions) => JSON.stringify(actions, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+
+test("typed and packed relists drive the core to identical actions", async () => {
+  const typed = await CoreAgent.create({ nodeName: "n", ...DEFAULT_CORE_CONFIG });
+  const packed = await CoreAgent.create({ nodeName: "n", ...DEFAULT_CORE_CONFIG });
+  const nodeA = new Node();
+  const nodeB = new Node();
+  let now = 1_000_000;
+  const pods = [pod("u1", "Always"), pod("u2", "Never"), pod("u3", "OnFailure")];
+  typed.handlePods(now, pods);
+  packed.handlePods(now, pods);
+  let compared = 0;
+  for (let step = 0; step < 400; step++) {
+    now += 250;
+    if (step === 40) {
+      nodeA.exitAll(now, 1);
+      nodeB.exitAll(now, 1);
+    }
+    if (step === 200) {
+      typed.handlePods(now, [pods[0]]);
+      packed.handlePods(now, [pods[0]]);
+    }
+    for (const [agent, node, usePacked] of [[typed, nodeA, false], [packed, nodeB, true]]) {
+      const actions = agent.pollActions(now);
+      agent.last = actions;
+      const results = [];
+      let relist = false;
+      for (const a of actions) {
+        if (a.kind.tag === "relist") relist = true;
+        else if (["run-sandbox", "stop-sandbox", "remove-sandbox", "create-container", "start-container", "stop-container", "remove-container"].includes(a.kind.tag)) {
+          results.push({ actionId: a.id, outcome: { tag: "ok", val: node.apply(now, a) } });
+        }
+      }
+      if (results.length) agent.handleActionResults(now, results);
+      if (relist) {
+        const snap = node.snapshot(now);
+        if (usePacked) agent.handleRelistPacked(now, packSnapshot(snap));
+        else agent.handleRelist(now, snap);
+      }
+    }
+    assert.equal(strip(packed.last), strip(typed.last), `step ${step}`);
+    compared += typed.last.length;
+  }
+  assert.ok(compared > 30, `the scenario produced ${compared} actions`);
+  assert.equal(nodeB.sandboxes.length, 1, "only the kept pod remains");
+});
