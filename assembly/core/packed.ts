@@ -127,9 +127,13 @@ export class PackedSnapshot {
 
   rangeEquals(text: string, start: u32, length: u32): bool {
     if (<u32>text.length != length) return false;
+    return this.rawRangeEquals(changetype<usize>(text), start, length);
+  }
+
+  /// Compares `length` code units at `a` with a range of the text.
+  rawRangeEquals(a: usize, start: u32, length: u32): bool {
     // Eight bytes at a time with unaligned loads (the text is 2-byte aligned only; the standard
     // memory.compare falls back to bytes then).
-    let a = changetype<usize>(text);
     let b = this.textAt(start);
     const end = a + (<usize>length << 1);
     for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;

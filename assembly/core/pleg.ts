@@ -69,16 +69,29 @@ export function generateEvents(podUid: string, id: string, oldState: PlegState, 
   }
 }
 
-/// What the PLEG remembers of one container or sandbox between relists.
-class Entry {
-  constructor(
-    public id: string,
-    public hash: u64,
-    public pod: PodSlot,
-    public state: PlegState,
-    public fingerprint: u64,
-    public seen: u32,
-  ) {}
+/// What the PLEG remembers of one container or sandbox between relists. Unmanaged (allocated
+/// and freed here, followed by the ID's code units): the garbage collector never traces or
+/// write-barriers the table, which holds one of these per container of the node.
+@unmanaged class Entry {
+  hash: u64;
+  fingerprint: u64;
+  /// The PodSlot, kept alive by Pleg.slots while any entry points at it.
+  pod: usize;
+  seen: u32;
+  state: i32;
+  idUnits: u32;
+
+  @inline get idPtr(): usize {
+    return changetype<usize>(this) + offsetof<Entry>();
+  }
+
+  @inline get slot(): PodSlot {
+    return changetype<PodSlot>(this.pod);
+  }
+
+  idString(): string {
+    return String.UTF16.decodeUnsafe(this.idPtr, <usize>this.idUnits << 1);
+  }
 }
 
 /// One pod as the PLEG saw it in the last relist: where its objects are in the snapshot, and
@@ -111,14 +124,16 @@ const FNV_PRIME: u64 = 0x100000001b3;
 /// Remembers the last relist and diffs each new one against it, reading the packed snapshot in
 /// place: an unchanged container costs a hash and a compare, no allocation.
 export class Pleg {
-  private table: Array<Entry | null> = new Array<Entry | null>(16);
-  /// The table of the relist before last, cleared and reused: a new table every relist would be
-  /// the largest allocation of the whole relist.
-  private spare: Array<Entry | null> = new Array<Entry | null>(16);
+  /// Open-addressing tables of Entry pointers; `spare` is the table of the relist before last,
+  /// cleared and reused.
+  private table: usize = 0;
+  private capacity: i32 = 0;
+  private spare: usize = 0;
+  private spareCapacity: i32 = 0;
   private slots: Map<string, PodSlot> = new Map();
+  private generation: u32 = 0;
   /// Reused between relists (its lists are cleared, not reallocated).
   private diff: RelistDiff = new RelistDiff();
-  private generation: u32 = 0;
 
   /// Diffs a new relist. The result is valid until the next call.
   relist(p: PackedSnapshot): RelistDiff {
@@ -126,49 +141,58 @@ export class Pleg {
     diff.events.length = 0;
     diff.pods.length = 0;
     const generation = ++this.generation;
-    const old = this.table;
     let capacity = 16;
     while (capacity < (p.sandboxCount + p.containerCount) * 2) capacity <<= 1;
-    let next = this.spare;
-    if (next.length != capacity) next = new Array<Entry | null>(capacity);
-    else next.fill(null);
+    if (this.spareCapacity != capacity) {
+      if (this.spare != 0) heap.free(this.spare);
+      this.spare = heap.alloc(<usize>capacity << 2);
+      this.spareCapacity = capacity;
+    }
+    const next = this.spare;
+    memory.fill(next, 0, <usize>capacity << 2);
 
     for (let i = 0; i < p.sandboxCount; i++) {
       const state = (p.sandboxWord(i, S_FLAGS) & S_FLAG_READY) != 0 ? PlegState.Running : PlegState.Exited;
-      const fingerprint = <u64>p.sandboxWord(i, S_FLAGS);
-      const e = this.observe(p, old, next, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
-        p.sandboxWord(i, S_POD_UID), p.sandboxWord(i, S_POD_UID + 1), state, fingerprint, generation, diff);
-      if (e !== null) e.pod.sandboxIndices.push(i);
+      const e = this.observe(p, next, capacity, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
+        p.sandboxWord(i, S_POD_UID), p.sandboxWord(i, S_POD_UID + 1), state, <u64>p.sandboxWord(i, S_FLAGS), generation, diff);
+      if (e != 0) changetype<Entry>(e).slot.sandboxIndices.push(i);
     }
     for (let i = 0; i < p.containerCount; i++) {
       const state = plegStateOfContainer(<i32>p.containerWord(i, C_STATE));
-      const e = this.observe(p, old, next, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
+      const e = this.observe(p, next, capacity, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
         p.containerWord(i, C_POD_UID), p.containerWord(i, C_POD_UID + 1), state, containerFingerprint(p, i), generation, diff);
-      if (e !== null) e.pod.containerIndices.push(i);
+      if (e != 0) changetype<Entry>(e).slot.containerIndices.push(i);
     }
     // Whatever was not seen this time has vanished.
-    for (let i = 0, n = old.length; i < n; i++) {
-      const e = unchecked(old[i]);
-      if (e === null || e.seen == generation) continue;
-      generateEvents(e.pod.uid, e.id, e.state, PlegState.NonExistent, diff.events);
-      this.touch(e.pod, generation, diff);
-      e.pod.changed = true;
-      if (--e.pod.entryCount == 0) this.slots.delete(e.pod.uid);
+    for (let i = 0; i < this.capacity; i++) {
+      const ptr = load<usize>(this.table + (<usize>i << 2));
+      if (ptr == 0) continue;
+      const e = changetype<Entry>(ptr);
+      if (e.seen == generation) continue;
+      const slot = e.slot;
+      generateEvents(slot.uid, e.idString(), e.state, PlegState.NonExistent, diff.events);
+      this.touch(slot, generation, diff);
+      slot.changed = true;
+      if (--slot.entryCount == 0) this.slots.delete(slot.uid);
+      heap.free(ptr);
     }
-    this.spare = old;
+    this.spare = this.table;
+    this.spareCapacity = this.capacity;
     this.table = next;
+    this.capacity = capacity;
     return diff;
   }
 
-  /// Finds or creates the entry of one object; null for a duplicate within this relist.
+  /// Finds or creates the entry of one object; 0 for a duplicate within this relist.
   private observe(
-    p: PackedSnapshot, old: Array<Entry | null>, next: Array<Entry | null>, idStart: u32, idLength: u32,
+    p: PackedSnapshot, next: usize, nextCapacity: i32, idStart: u32, idLength: u32,
     podStart: u32, podLength: u32, state: PlegState, fingerprint: u64, generation: u32, diff: RelistDiff,
-  ): Entry | null {
+  ): usize {
     const hash = p.rangeHash(idStart, idLength);
-    let e = find(old, p, hash, idStart, idLength);
-    if (e === null) {
-      if (find(next, p, hash, idStart, idLength) !== null) return null; // listed twice: once counts
+    let ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+    let id = "";
+    if (ptr == 0) {
+      if (find(next, nextCapacity, p, hash, idStart, idLength) != 0) return 0; // listed twice: once counts
       const uid = p.string(podStart, podLength);
       let slot: PodSlot;
       if (this.slots.has(uid)) slot = this.slots.get(uid);
@@ -177,21 +201,33 @@ export class Pleg {
         this.slots.set(uid, slot);
       }
       slot.entryCount++;
-      e = new Entry(p.string(idStart, idLength), hash, slot, PlegState.NonExistent, 0, 0);
+      ptr = heap.alloc(offsetof<Entry>() + (<usize>idLength << 1));
+      const e = changetype<Entry>(ptr);
+      e.hash = hash;
+      e.fingerprint = 0;
+      e.pod = changetype<usize>(slot);
+      e.seen = 0;
+      e.state = PlegState.NonExistent;
+      e.idUnits = idLength;
+      memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength << 1);
       this.touch(slot, generation, diff);
       slot.changed = true;
     } else {
-      if (e.seen == generation) return null;
-      this.touch(e.pod, generation, diff);
-      if (e.fingerprint != fingerprint) e.pod.changed = true;
+      const e = changetype<Entry>(ptr);
+      if (e.seen == generation) return 0;
+      this.touch(e.slot, generation, diff);
+      if (e.fingerprint != fingerprint) e.slot.changed = true;
     }
-    generateEvents(e.pod.uid, e.id, e.state, state, diff.events);
-    if (e.state != state) e.pod.changed = true;
+    const e = changetype<Entry>(ptr);
+    if (e.state != state) {
+      generateEvents(e.slot.uid, e.idString(), e.state, state, diff.events);
+      e.slot.changed = true;
+    }
     e.state = state;
     e.fingerprint = fingerprint;
     e.seen = generation;
-    insert(next, e);
-    return e;
+    insert(next, nextCapacity, ptr);
+    return ptr;
   }
 
   /// Starts the slot's lists afresh the first time a relist touches it.
@@ -211,16 +247,10 @@ export class Pleg {
     return slot.generation == this.generation ? slot : null;
   }
 
-  /// Forgets everything, as after an agent restart.
-  clear(): void {
-    this.table = new Array<Entry | null>(16);
-    this.spare = new Array<Entry | null>(16);
-    this.slots.clear();
-  }
-
+  /// Objects remembered from the last relist.
   get size(): i32 {
     let n = 0;
-    for (let i = 0; i < this.table.length; i++) if (this.table[i] !== null) n++;
+    for (let i = 0; i < this.capacity; i++) if (load<usize>(this.table + (<usize>i << 2)) != 0) n++;
     return n;
   }
 }
@@ -239,21 +269,23 @@ function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
   return h;
 }
 
-function find(table: Array<Entry | null>, p: PackedSnapshot, hash: u64, start: u32, length: u32): Entry | null {
-  const mask = table.length - 1;
+function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: u32, length: u32): usize {
+  if (capacity == 0) return 0;
+  const mask = capacity - 1;
   let i = <i32>(hash & <u64>mask);
-  let e = unchecked(table[i]);
-  while (e !== null) {
-    if (e.hash == hash && p.rangeEquals(e.id, start, length)) return e;
+  let ptr = load<usize>(table + (<usize>i << 2));
+  while (ptr != 0) {
+    const e = changetype<Entry>(ptr);
+    if (e.hash == hash && e.idUnits == length && p.rawRangeEquals(e.idPtr, start, length)) return ptr;
     i = (i + 1) & mask;
-    e = unchecked(table[i]);
+    ptr = load<usize>(table + (<usize>i << 2));
   }
-  return null;
+  return 0;
 }
 
-function insert(table: Array<Entry | null>, e: Entry): void {
-  const mask = table.length - 1;
-  let i = <i32>(e.hash & <u64>mask);
-  while (unchecked(table[i]) !== null) i = (i + 1) & mask;
-  unchecked((table[i] = e));
+function insert(table: usize, capacity: i32, ptr: usize): void {
+  const mask = capacity - 1;
+  let i = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
+  while (load<usize>(table + (<usize>i << 2)) != 0) i = (i + 1) & mask;
+  store<usize>(table + (<usize>i << 2), ptr);
 }
