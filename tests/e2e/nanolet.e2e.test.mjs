@@ -50,7 +50,7 @@ describe("nanolet on containerd", { concurrency: false }, () => {
   test("a static pod runs and `nanolet pods` lists it", { timeout: 60_000 }, async () => {
     await withNanolet("basic", async (ctx) => {
       const { manifestDir, nanolet } = ctx;
-      fs.writeFileSync(path.join(manifestDir, "web.yaml"), podManifest("web"));
+      fs.writeFileSync(path.join(manifestDir, "web.yaml"), podManifest("web", { script: "echo hello from web; sleep 3600" }));
       nanolet.start();
       const pod = await nanolet.waitPod("web", (p) => p.phase === "Running", "Running");
       const containerId = pod.containers[0].containerId;
@@ -61,6 +61,10 @@ describe("nanolet on containerd", { concurrency: false }, () => {
       const table = execFileSync(process.execPath, [nanoletBin, "pods", "--root-dir", nanolet.rootDir], { encoding: "utf8" });
       assert.match(table, /default\s+web-e2e-node\s+Running\s+0\s+main:running/);
       assert.ok(nanolet.logLines(/msg="Started container main" pod=default\/web-e2e-node container=main/).length >= 1);
+      // The container's output lands where the kubelet puts it: <ns>_<pod>_<uid>/<container>/<restart>.log
+      const logFile = path.join(nanolet.logsDir, `default_web-e2e-node_${pod.uid}`, "main", "0.log");
+      const line = await waitFor("the container's log line", () => fs.existsSync(logFile) && fs.readFileSync(logFile, "utf8").split("\n").find((l) => l.endsWith("hello from web")), 10_000);
+      assert.match(line, /^\S+ stdout F hello from web$/);
     });
   });
 
