@@ -35,7 +35,6 @@ import { validatePod } from "./validation";
 const GRPC_NOT_FOUND: u32 = 5;
 const NS_PER_MS: i64 = 1_000_000;
 
-
 export class Agent {
   private ctx: WorkerContext;
   private pods: Map<string, PodRecord> = new Map();
