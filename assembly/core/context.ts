@@ -10,6 +10,7 @@ import {
   EventType,
   PlannedAction,
   PodEvent,
+  PodSpec,
   SandboxSpec,
   StopContainer,
 } from "./model";
@@ -93,9 +94,9 @@ export class WorkerContext {
   }
 
   createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, index: i32, attempt: u32): void {
-    const pod = changetype<PodRecord>(rec).lastSpec;
+    const pod = rec.lastSpec;
     assert(pod !== null, "create-container without a spec");
-    const container = pod!.containers[index];
+    const container = changetype<PodSpec>(pod).containers[index];
     const create = new CreateContainer();
     create.sandboxId = sandboxId;
     create.sandbox = this.sandboxSpec(rec, sandboxAttempt);
