@@ -22,6 +22,14 @@ export function latestContainer(containers: ContainerObservation[], name: string
   return best;
 }
 
+function hasExitedInstance(containers: ContainerObservation[], name: string, except: ContainerObservation | null): bool {
+  for (let i = 0, n = containers.length; i < n; i++) {
+    const c = unchecked(containers[i]);
+    if (c.name == name && c !== except && c.state == ContainerState.Exited) return true;
+  }
+  return false;
+}
+
 function terminatedReason(c: ContainerObservation): string {
   if (c.reason.length > 0) return c.reason;
   return c.exitCode == 0 ? "Completed" : "Error";
@@ -79,6 +87,9 @@ export function containerStatuses(
         status.reason = "ContainerCreating";
       }
     }
+    // Upstream counts a waiting container with a last termination state as stopped: an older
+    // instance that exited (the one being restarted) is that last state.
+    if (!hasTerminated) hasTerminated = hasExitedInstance(containers, c.name, latest);
     stoppedBefore.push(hasTerminated);
     out.push(status);
   }

@@ -1,5 +1,5 @@
 import { Agent } from "../../assembly/core/agent";
-import { ActionTag, ContainerState, ContainerStatusState, PodPhase, SandboxObservation, SandboxState } from "../../assembly/core/model";
+import { ActionResult, ActionTag, ContainerState, ContainerStatusState, PodPhase, SandboxObservation, SandboxState } from "../../assembly/core/model";
 import { FakeNode, config, spec } from "./fake-node";
 
 const S: u64 = 1000;
@@ -91,6 +91,36 @@ describe("agent: restart policies and crash-loop back-off", () => {
     node.runUntil(node.nowMs + 60 * S);
     expect(node.newest("app")!.attempt).toBe(0);
     expect(node.phase("u1")).toBe(PodPhase.Succeeded);
+  });
+
+  it("stays Running while the replacement of an exited container is created but not started", () => {
+    const node = started("u1", "OnFailure");
+    node.exit("app", 3);
+    // Carry out everything except StartContainer: the replacement stays "created".
+    let createdId = "";
+    for (let i = 0; i < 30; i++) {
+      node.nowMs += 100;
+      const actions = node.agent.pollActions(node.nowMs);
+      const results: ActionResult[] = [];
+      let relist = false;
+      for (let j = 0; j < actions.length; j++) {
+        const a = actions[j];
+        if (a.kind.tag == ActionTag.PodStatusChanged) node.statuses.set(a.podUid, a.kind.status!);
+        else if (a.kind.tag == ActionTag.Relist) relist = true;
+        else if (a.kind.tag == ActionTag.CreateContainer) {
+          const r = node.apply(a);
+          createdId = r.createdId;
+          results.push(r);
+        }
+      }
+      if (results.length > 0) node.agent.handleActionResults(node.nowMs, results);
+      if (relist) node.agent.handleRelist(node.nowMs, node.snapshot());
+    }
+    expect(createdId.length).toBeGreaterThan(0);
+    expect(node.container(createdId).state).toBe(ContainerState.Created);
+    const status = node.statuses.get("u1");
+    expect(status.containerStatuses[0].reason).toBe("ContainerCreating");
+    expect(node.phase("u1")).toBe(PodPhase.Running); // upstream: waiting with a last termination counts as stopped
   });
 
   it("OnFailure: a non-zero exit restarts", () => {

@@ -92,7 +92,7 @@ export class FakeNode {
     this.step();
   }
 
-  private apply(a: PlannedAction): ActionResult {
+  apply(a: PlannedAction): ActionResult {
     const r = new ActionResult();
     r.actionId = a.id;
     const k = a.kind;
