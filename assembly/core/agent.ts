@@ -153,7 +153,7 @@ export class Agent {
         for (let j = 0; j < slot.containerIndices.length; j++) {
           const index = slot.containerIndices[j];
           const previous = findContainerAt(rec, snapshot, index);
-          containers.push(previous !== null ? snapshot.materializeContainerFrom(index, previous) : snapshot.materializeContainer(index));
+          containers.push(snapshot.materializeContainer(index, previous));
         }
       }
       rec.sandboxes = sandboxes;

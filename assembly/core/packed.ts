@@ -97,10 +97,6 @@ export class PackedSnapshot {
     return this.string(this.sandboxWord(index, word), this.sandboxWord(index, word + 1));
   }
 
-  containerString(index: i32, word: i32): string {
-    return this.string(this.containerWord(index, word), this.containerWord(index, word + 1));
-  }
-
   /// FNV-1a over a string's code units, four at a time, then mixed.
   rangeHash(start: u32, length: u32): u64 {
     let hash: u64 = 0xcbf29ce484222325;
@@ -141,31 +137,13 @@ export class PackedSnapshot {
     return true;
   }
 
-  /// The string at (start, length), reusing `known` when it has the same text: a changed
+  /// A container field as a string, reusing `known` when it has the same text: a changed
   /// container mostly keeps its strings, and a decode is an allocation.
-  stringLike(known: string, start: u32, length: u32): string {
-    return this.rangeEquals(known, start, length) ? known : this.string(start, length);
-  }
-
-  /// Like materializeContainer, taking unchanged strings from `previous` (the same container as
-  /// last seen).
-  materializeContainerFrom(index: i32, previous: ContainerObservation): ContainerObservation {
-    const c = new ContainerObservation();
-    c.id = previous.id;
-    c.sandboxId = this.stringLike(previous.sandboxId, this.containerWord(index, C_SANDBOX_ID), this.containerWord(index, C_SANDBOX_ID + 1));
-    c.podUid = this.stringLike(previous.podUid, this.containerWord(index, C_POD_UID), this.containerWord(index, C_POD_UID + 1));
-    c.name = this.stringLike(previous.name, this.containerWord(index, C_NAME), this.containerWord(index, C_NAME + 1));
-    c.image = this.stringLike(previous.image, this.containerWord(index, C_IMAGE), this.containerWord(index, C_IMAGE + 1));
-    c.specHash = this.stringLike(previous.specHash, this.containerWord(index, C_SPEC_HASH), this.containerWord(index, C_SPEC_HASH + 1));
-    c.reason = this.stringLike(previous.reason, this.containerWord(index, C_REASON), this.containerWord(index, C_REASON + 1));
-    c.message = this.stringLike(previous.message, this.containerWord(index, C_MESSAGE), this.containerWord(index, C_MESSAGE + 1));
-    c.attempt = this.containerWord(index, C_ATTEMPT);
-    c.state = <i32>this.containerWord(index, C_STATE);
-    c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
-    c.createdAtNs = this.containerNumber(index, N_CREATED);
-    c.startedAtNs = this.containerNumber(index, N_STARTED);
-    c.finishedAtNs = this.containerNumber(index, N_FINISHED);
-    return c;
+  private containerField(index: i32, word: i32, known: string | null): string {
+    const start = this.containerWord(index, word);
+    const length = this.containerWord(index, word + 1);
+    if (known !== null && this.rangeEquals(known, start, length)) return known;
+    return this.string(start, length);
   }
 
   /// True when sandbox `index` says exactly what `previous` says.
@@ -197,16 +175,18 @@ export class PackedSnapshot {
     return s;
   }
 
-  materializeContainer(index: i32): ContainerObservation {
+  /// The container at `index`; `previous` (the same container as last seen) lends its strings.
+  materializeContainer(index: i32, previous: ContainerObservation | null = null): ContainerObservation {
+    const known = previous !== null;
     const c = new ContainerObservation();
-    c.id = this.containerString(index, C_ID);
-    c.sandboxId = this.containerString(index, C_SANDBOX_ID);
-    c.podUid = this.containerString(index, C_POD_UID);
-    c.name = this.containerString(index, C_NAME);
-    c.image = this.containerString(index, C_IMAGE);
-    c.specHash = this.containerString(index, C_SPEC_HASH);
-    c.reason = this.containerString(index, C_REASON);
-    c.message = this.containerString(index, C_MESSAGE);
+    c.id = this.containerField(index, C_ID, known ? previous!.id : null);
+    c.sandboxId = this.containerField(index, C_SANDBOX_ID, known ? previous!.sandboxId : null);
+    c.podUid = this.containerField(index, C_POD_UID, known ? previous!.podUid : null);
+    c.name = this.containerField(index, C_NAME, known ? previous!.name : null);
+    c.image = this.containerField(index, C_IMAGE, known ? previous!.image : null);
+    c.specHash = this.containerField(index, C_SPEC_HASH, known ? previous!.specHash : null);
+    c.reason = this.containerField(index, C_REASON, known ? previous!.reason : null);
+    c.message = this.containerField(index, C_MESSAGE, known ? previous!.message : null);
     c.attempt = this.containerWord(index, C_ATTEMPT);
     c.state = <i32>this.containerWord(index, C_STATE);
     c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
