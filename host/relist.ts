@@ -76,7 +76,8 @@ export class Relister {
       const podUid = c.labels[LABEL_POD_UID] ?? "";
       const known = this.known.get(c.id);
       const detail = known && known.state === c.state ? known.detail : undefined;
-      if (!detail && (c.state === "running" || c.state === "exited")) continue; // pod is uninspected
+      // A container whose details could not be read is still listed, as the runtime listed it:
+      // the PLEG sees its state, and the core keeps its pod's old view (the pod is uninspected).
       containerObservations.push({
         id: c.id,
         sandboxId: c.sandboxId,

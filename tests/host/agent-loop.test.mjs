@@ -149,3 +149,18 @@ test("a removed pod is stopped and removed from the runtime and the table", asyn
   assert.deepEqual(h.table.snapshot().pods.map((p) => p.name), ["a"]);
   h.loop.stop();
 });
+
+test("a container that cannot be inspected keeps its pod's last view until the next relist", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => h.running("app").length === 1);
+  const id = h.running("app")[0].id;
+  // The container exits, but ContainerStatus fails for it once: the pod is uninspected.
+  h.runtime.failNext.set("ContainerStatus", new RuntimeError("ContainerStatus: transient", 14, "ContainerStatus"));
+  h.runtime.exit(id, 1);
+  await until("restarted after a later relist could inspect it", () => h.running("app").length === 1 && h.running("app")[0].attempt === 1);
+  assert.equal(h.runtime.calls.filter((c) => c === `ContainerStatus ${id}`).length >= 2, true, "inspected again");
+  assert.equal([...h.runtime.containers.values()].filter((c) => c.state === "running").length, 1, "never two running");
+  h.loop.stop();
+});
