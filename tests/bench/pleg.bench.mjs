@@ -6,6 +6,9 @@
 //   pack:    the host packing the snapshot into typed arrays (relist-packing.ts);
 //   typed:   handle-relist with the record list (a call per string to lower);
 //   JS:      the same PLEG diff in plain JavaScript on the same objects.
+// Each relist gets freshly made strings, as a real relist does (gRPC decodes new strings every
+// time); reusing one set of string objects would let V8 skip hashing them, which no real relist
+// can. Making the copies is not timed.
 //   npm run build && node tests/bench/pleg.bench.mjs
 import { performance } from "node:perf_hooks";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
@@ -35,6 +38,15 @@ function snapshot(containerCount, flip) {
   return { sandboxes, containers };
 }
 
+/** A copy with new string objects (V8 caches a string's hash in the string itself). */
+function fresh(snap) {
+  const s = (text) => Buffer.from(text, "utf8").toString("utf8"); // a new flat string, as decoding makes
+  return {
+    sandboxes: snap.sandboxes.map((x) => ({ ...x, id: s(x.id), podUid: s(x.podUid), podName: s(x.podName), podNamespace: s(x.podNamespace) })),
+    containers: snap.containers.map((c) => ({ ...c, id: s(c.id), sandboxId: s(c.sandboxId), podUid: s(c.podUid), name: s(c.name), image: s(c.image), specHash: s(c.specHash), reason: s(c.reason) })),
+  };
+}
+
 function median(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
@@ -51,7 +63,7 @@ async function measure(containerCount) {
   const samples = { packed: [], pack: [], typed: [], js: [] };
   // Interleave the variants so that machine noise hits all alike.
   for (let i = 0; i < iterations + 5; i++) {
-    const snap = i % 2 === 0 ? a : b;
+    const snap = fresh(i % 2 === 0 ? a : b);
     now += 1000;
     const full = { listedAtMs: BigInt(now), sandboxes: snap.sandboxes, containers: snap.containers, uninspectedPodUids: [] };
     let t0 = performance.now();
