@@ -81,6 +81,7 @@ export class Agent {
       if (this.pods.has(spec.uid)) {
         rec = this.pods.get(spec.uid);
         const wasRemoved = rec.spec === null;
+        if (!wasRemoved && rec.sameSpec(spec)) continue; // another pod changed, not this one
         rec.setSpec(spec);
         rec.retryAtMs = 0; // a new spec is acted on now; back-offs still apply inside the step
         if (wasRemoved) this.move(rec, WorkerEvent.Readded);

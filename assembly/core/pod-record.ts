@@ -1,6 +1,6 @@
 // Everything the core knows about one pod: its spec, its worker state, its part of the runtime
 // view, its waiting reasons and its last published status.
-import { ContainerObservation, PodSpec, PodStatus, SandboxObservation } from "./model";
+import { ContainerObservation, PodSpec, PodStatus, ResourceQuantity, SandboxObservation } from "./model";
 import { WorkerState } from "./pod-workers";
 import { WaitingReason } from "./status";
 import { containerSpecHash } from "./hash";
@@ -70,6 +70,22 @@ export class PodRecord {
     this.dirty = true;
   }
 
+  /// True when `spec` asks for exactly what the current spec asks for.
+  sameSpec(spec: PodSpec): bool {
+    const current = this.spec;
+    if (current === null) return false;
+    if (current.restartPolicy != spec.restartPolicy || current.hostNetwork != spec.hostNetwork) return false;
+    if (current.hasGracePeriod != spec.hasGracePeriod || current.terminationGracePeriodSeconds != spec.terminationGracePeriodSeconds) return false;
+    if (current.namespace != spec.namespace || current.name != spec.name) return false;
+    if (current.containers.length != spec.containers.length) return false;
+    for (let i = 0; i < spec.containers.length; i++) {
+      if (this.hashes[i] != containerSpecHash(spec.containers[i])) return false;
+      if (!sameQuantities(current.containers[i].requests, spec.containers[i].requests)) return false;
+      if (!sameQuantities(current.containers[i].limits, spec.containers[i].limits)) return false;
+    }
+    return true;
+  }
+
   gracePeriodSeconds(): i64 {
     const spec = this.lastSpec;
     if (spec !== null) return spec.hasGracePeriod ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE_PERIOD_SECONDS;
@@ -118,4 +134,10 @@ export class PodRecord {
     for (let i = 0; i < this.sandboxes.length; i++) if (this.sandboxes[i].id != id) kept.push(this.sandboxes[i]);
     this.sandboxes = kept;
   }
+}
+
+function sameQuantities(a: ResourceQuantity[], b: ResourceQuantity[]): bool {
+  if (a.length != b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i].name != b[i].name || a[i].quantity != b[i].quantity) return false;
+  return true;
 }

@@ -256,3 +256,30 @@ describe("agent: restarts and stale information", () => {
     expect(node.phase("u1")).toBe(PodPhase.Running);
   });
 });
+
+describe("agent: pod sources", () => {
+  it("a change to one pod does not wake another that waits after a failure", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.failCreates = true;
+    const a = spec("a", "Always", ["app"]);
+    node.agent.handlePods(node.nowMs, [a]);
+    node.runUntil(node.nowMs + 500);
+    expect(node.count(ActionTag.CreateContainer)).toBe(1);
+    expect(node.statuses.get("a").containerStatuses[0].reason).toBe("CreateContainerError");
+    // Pod b arrives; pod a's spec is unchanged and its worker back-off (10 s) still runs.
+    node.agent.handlePods(node.nowMs, [spec("a", "Always", ["app"]), spec("b", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 3 * S);
+    let createsForA = 0;
+    for (let i = 0; i < node.log.length; i++) {
+      if (node.log[i].kind.tag == ActionTag.CreateContainer && node.log[i].podUid == "a") createsForA++;
+    }
+    expect(createsForA).toBe(1);
+    node.runUntil(node.nowMs + 8 * S);
+    createsForA = 0;
+    for (let i = 0; i < node.log.length; i++) {
+      if (node.log[i].kind.tag == ActionTag.CreateContainer && node.log[i].podUid == "a") createsForA++;
+    }
+    expect(createsForA).toBe(2); // retried once the 10 s are over
+  });
+});
+

@@ -49,6 +49,8 @@ export class FakeNode {
   nextId: i32 = 1;
   /** Images that "exist"; creating a container with another image fails with image-pull. */
   missingImage: string = "";
+  /** Fail every CreateContainer with a runtime error (not an image problem). */
+  failCreates: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
   relistLagMs: u64 = 0;
 
@@ -112,6 +114,14 @@ export class FakeNode {
         break;
       }
       case ActionTag.CreateContainer: {
+        if (this.failCreates) {
+          r.error = new ActionError(0, 2, "runtime says no");
+          break;
+        }
+        if (this.failCreates) {
+          r.error = new ActionError(0, 2, "runtime says no");
+          break;
+        }
         if (k.create!.container.image == this.missingImage) {
           r.error = new ActionError(1, 0, "not found");
           break;
