@@ -66,21 +66,24 @@ export class AgentLoop {
     }
     this.desired = scan.pods;
     const rejected = this.feedPods();
-    const problems = [...scan.problems, ...rejected];
+    const refusedIndices = new Set(rejected.map((r) => r.index));
     podTable.setDesired(
-      this.desired.filter((p) => !rejected.some((r) => r.uid === p.spec.uid && r.origin === p.origin)).map((p) => ({ uid: p.spec.uid, namespace: p.spec.namespace, name: p.spec.name, origin: p.origin })),
-      problems.map(({ origin, field, message }) => ({ origin, field, message })),
+      this.desired
+        .filter((_p, index) => !refusedIndices.has(index))
+        .map((p) => ({ uid: p.spec.uid, namespace: p.spec.namespace, name: p.spec.name, origin: p.origin })),
+      [...scan.problems, ...rejected].map(({ origin, field, message }) => ({ origin, field, message })),
     );
     this.schedulePump();
   }
 
-  private feedPods(): { origin: string; uid: string; field: string; message: string }[] {
+  /** Gives the core the desired pods; logs and returns the ones it refused. */
+  private feedPods(): { index: number; origin: string; field: string; message: string }[] {
     const specs: PodSpec[] = this.desired.map((p) => p.spec);
     const rejections = this.withCore((core) => core.handlePods(this.nowMs(), specs)) ?? [];
     return rejections.map((r) => {
       const origin = this.desired[r.index]?.origin ?? "?";
       this.options.log.log("error", "Refused pod manifest", { file: origin, field: r.field, error: r.message });
-      return { origin, uid: r.uid, field: r.field, message: r.message };
+      return { index: r.index, origin, field: r.field, message: r.message };
     });
   }
 
