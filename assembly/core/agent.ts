@@ -34,6 +34,7 @@ import { validatePod } from "./validation";
 /// gRPC NOT_FOUND: the object is already gone, which is what a stop or remove wanted.
 const GRPC_NOT_FOUND: u32 = 5;
 const NS_PER_MS: i64 = 1_000_000;
+const BACKOFF_COLLECT_PERIOD_MS: u64 = 60_000;
 
 export class Agent {
   private ctx: WorkerContext;
@@ -43,6 +44,8 @@ export class Agent {
   private staleViews: PodRecord[] = [];
   private relistInFlightId: u64 = 0;
   private nextRelistAtMs: u64 = 0;
+  /// When back-off entries idle for more than 2 x max are next dropped (upstream: every minute).
+  private nextBackoffCollectAtMs: u64 = 0;
   /// No pod is acted on before the first relist: after an agent restart the runtime already
   /// holds its pods, and acting blind would create duplicates.
   private seenRuntime: bool = false;
@@ -115,6 +118,12 @@ export class Agent {
     this.relistInFlightId = 0;
     this.nextRelistAtMs = nowMs + this.config.relistPeriodMs;
     this.seenRuntime = true;
+    if (nowMs >= this.nextBackoffCollectAtMs) {
+      // Keeps back-off memory bounded on a long run: one entry per container spec ever failed.
+      this.ctx.crashBackoff.collect(nowMs);
+      this.ctx.imageBackoff.collect(nowMs);
+      this.nextBackoffCollectAtMs = nowMs + BACKOFF_COLLECT_PERIOD_MS;
+    }
     const diff = this.pleg.relist(snapshot);
     this.plegEventCount += <u64>diff.events.length;
     const uninspected = new Set<string>();

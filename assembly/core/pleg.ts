@@ -1,6 +1,6 @@
 // PLEG relist diff (upstream pkg/kubelet/pleg/generic.go): compares the previous and the new
 // runtime state of every container and sandbox and names what happened to each.
-import { ContainerState, SandboxState } from "./model";
+import { ContainerState } from "./model";
 import {
   C_ATTEMPT,
   C_ID,
@@ -42,10 +42,6 @@ export function plegStateOfContainer(state: i32): PlegState {
   if (state == ContainerState.Running) return PlegState.Running;
   if (state == ContainerState.Exited) return PlegState.Exited;
   return PlegState.Unknown;
-}
-
-export function plegStateOfSandbox(state: i32): PlegState {
-  return state == SandboxState.Ready ? PlegState.Running : PlegState.Exited;
 }
 
 /// Events for one container moving from `oldState` to `newState`; appended to `out`.

@@ -69,7 +69,7 @@ export function canTransition(state: i32, event: i32): bool {
   return false;
 }
 
-/// The table as Graphviz dot, for docs (`nanolet` prints it with `core-states`).
+/// The table as Graphviz dot, for docs and tests.
 export function transitionsDot(): string {
   let dot = "digraph podWorker {\n";
   for (let i = 0; i < TRANSITIONS.length; i++) {
