@@ -2,12 +2,11 @@
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
 import type { ActionResult, PlannedAction, PodSpec } from "./core-types.js";
-import { CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
-import { packSnapshot } from "./relist-packing.js";
 import type { Runtime } from "./cri/runtime.js";
 import { removePodCgroups } from "./node/cgroups.js";
 import type { SourcePod, ScanResult } from "./sources/static-pods.js";
@@ -24,13 +23,13 @@ export interface AgentLoopOptions {
   nowMs?: () => number;
   /** Called with every action the core emits (tests and recording). */
   onAction?: (action: PlannedAction) => void;
-  /** Makes a core instance; tests wrap it to inject faults. */
-  createCore?: (config: CoreConfig) => Promise<CoreAgent>;
+  /** Makes a core instance; tests wrap it to inject faults, `--record` to record its inputs. */
+  createCore?: (config: CoreConfig) => Promise<Core>;
 }
 
 export class AgentLoop {
   /** Undefined while a trapped core is being re-created. */
-  private core: CoreAgent | undefined;
+  private core: Core | undefined;
   private executor: Executor;
   private relister: Relister;
   private timer?: NodeJS.Timeout;
@@ -49,7 +48,7 @@ export class AgentLoop {
     this.relister = new Relister(options.runtime, this.nowMs);
   }
 
-  private createCore(): Promise<CoreAgent> {
+  private createCore(): Promise<Core> {
     return (this.options.createCore ?? CoreAgent.create)(this.options.core);
   }
 
@@ -87,7 +86,7 @@ export class AgentLoop {
     });
   }
 
-  private withCore<T>(fn: (core: CoreAgent) => T): T | undefined {
+  private withCore<T>(fn: (core: Core) => T): T | undefined {
     if (!this.core) return undefined;
     try {
       return fn(this.core);
@@ -176,11 +175,17 @@ export class AgentLoop {
   }
 
   private async relist(action: PlannedAction): Promise<void> {
-    if (this.relisting) return;
+    if (this.relisting) {
+      // The core gave up waiting for the previous answer; this host is still on it. Say so, and
+      // the core asks again one period later.
+      this.pendingResults.push({ actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: "a relist is already in progress" } } });
+      this.schedulePump();
+      return;
+    }
     this.relisting = true;
     try {
       const snapshot = await this.relister.relist();
-      if (!this.stopped) this.withCore((core) => core.handleRelistPacked(this.nowMs(), packSnapshot(snapshot)));
+      if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
       this.pendingResults.push({ actionId: action.id, outcome: { tag: "err", val: { kind: "runtime", grpcCode: 0, message: String((error as Error).message) } } });

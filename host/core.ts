@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
 import type { ActionResult, AgentConfig, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
+import { packSnapshot } from "./relist-packing.js";
 
 const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
 
@@ -69,8 +70,22 @@ export async function loadComponent(): Promise<{ bindings: Bindings; lastTrap: (
   return { bindings, lastTrap: () => trapReason };
 }
 
+/**
+ * What a host needs of a core: the calls of the WIT `agent` resource that the agent loop and
+ * the simulator make. A CoreAgent is one; a recording wrapper (trace/recording-core.ts) is another.
+ */
+export interface Core {
+  handlePods(nowMs: number, pods: PodSpec[]): PodRejection[];
+  /** A relist's snapshot; `packed` is the same snapshot already packed, when the caller has it. */
+  handleSnapshot(nowMs: number, snapshot: RuntimeSnapshot, packed?: PackedSnapshot): void;
+  handleActionResults(nowMs: number, results: ActionResult[]): void;
+  pollActions(nowMs: number): PlannedAction[];
+  /** Next time (host ms) the core wants to be polled, or undefined. */
+  pollDeadline(): number | undefined;
+}
+
 /** One core agent instance. After a CoreTrapError it is dead: make a new one. */
-export class CoreAgent {
+export class CoreAgent implements Core {
   private constructor(
     private agent: InstanceType<Bindings["agentApi"]["Agent"]>,
     private lastTrap: () => string,
@@ -111,6 +126,11 @@ export class CoreAgent {
   handleRelistPacked(nowMs: number, snapshot: PackedSnapshot): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-relist-packed", () => this.agent.handleRelistPacked(now, snapshot));
+  }
+
+  /** Sends a relist the fast way: packed into typed arrays unless already packed. */
+  handleSnapshot(nowMs: number, snapshot: RuntimeSnapshot, packed?: PackedSnapshot): void {
+    this.handleRelistPacked(nowMs, packed ?? packSnapshot(snapshot));
   }
 
   handleActionResults(nowMs: number, results: ActionResult[]): void {

@@ -5,16 +5,21 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { AgentLoop } from "./agent-loop.js";
-import { DEFAULT_CORE_CONFIG } from "./core.js";
+import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
 import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
 import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
 import { fetchPods, startControlSocket } from "./server.js";
 import { StaticPodSource } from "./sources/static-pods.js";
+import { simCommand } from "./sim/cli.js";
+import { CoreAgent } from "./core.js";
+import { FileTraceSink } from "./trace/file-sink.js";
+import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
 
 const USAGE = `Usage:
   nanolet run [flags]      run the node agent
   nanolet pods [flags]     list the pods of a running (or the last) agent
+  nanolet sim [flags]      run the core on a simulated node (see nanolet sim --help)
 
 Flags of run:
   --pod-manifest-path DIR            static pod manifests (default /etc/kubernetes/manifests)
@@ -24,6 +29,8 @@ Flags of run:
   --pod-logs-dir DIR                 container logs (default /var/log/pods)
   --relist-period DURATION           PLEG relist period (default 1s)
   --v LEVEL                          log level: debug, info, warn, error (default info)
+  --record FILE                      write every input the core is given to FILE (a trace for
+                                     'nanolet sim --replay')
 
 Flags of pods:
   --root-dir DIR                     as given to run
@@ -54,6 +61,7 @@ async function run(argv: string[]): Promise<number> {
       "pod-logs-dir": { type: "string", default: "/var/log/pods" },
       "relist-period": { type: "string", default: "1s" },
       v: { type: "string", default: "info" },
+      record: { type: "string" },
     },
     strict: true,
   });
@@ -78,7 +86,16 @@ async function run(argv: string[]): Promise<number> {
   }
 
   const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
+  const recording = values.record !== undefined ? new FileTraceSink(path.resolve(values.record), { periodicFlush: true }) : undefined;
+  let createCore: ((config: CoreConfig) => Promise<RecordingCore>) | undefined;
+  if (recording) {
+    const trace = new TraceWriter(recording.sink);
+    trace.header(Date.now(), { node: nodeName, recordedBy: "nanolet run" });
+    createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
+    log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
+  }
   const loop = new AgentLoop({
+    createCore,
     runtime,
     log,
     podTable,
@@ -101,6 +118,7 @@ async function run(argv: string[]): Promise<number> {
       podTable.stop();
       server.close();
       runtime.close();
+      recording?.close();
       resolve(0);
     };
     process.once("SIGTERM", () => shutdown("SIGTERM"));
@@ -142,6 +160,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === "run") return await run(rest);
     if (command === "pods") return await pods(rest);
+    if (command === "sim") return await simCommand(rest);
     process.stdout.write(USAGE);
     return command === undefined || command === "help" || command === "--help" ? 0 : 2;
   } catch (error) {

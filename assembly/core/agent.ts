@@ -35,6 +35,9 @@ import { validatePod } from "./validation";
 const GRPC_NOT_FOUND: u32 = 5;
 const NS_PER_MS: i64 = 1_000_000;
 const BACKOFF_COLLECT_PERIOD_MS: u64 = 60_000;
+/// A relist unanswered for this long is given up and asked again: a host that lost the answer
+/// must not freeze every pod. (A real relist ends sooner: each CRI call has its own deadline.)
+export const RELIST_ANSWER_TIMEOUT_MS: u64 = 30_000;
 
 export class Agent {
   private ctx: WorkerContext;
@@ -43,7 +46,10 @@ export class Agent {
   /// Pods whose view is not the runtime's last word (see markViewStale).
   private staleViews: PodRecord[] = [];
   private relistInFlightId: u64 = 0;
+  private relistIssuedAtMs: u64 = 0;
   private nextRelistAtMs: u64 = 0;
+  /// `listed-at-ms` of the newest relist taken in; an older one arriving later is out of date.
+  private newestListedAtMs: u64 = 0;
   /// When back-off entries idle for more than 2 x max are next dropped (upstream: every minute).
   private nextBackoffCollectAtMs: u64 = 0;
   /// No pod is acted on before the first relist: after an agent restart the runtime already
@@ -52,6 +58,8 @@ export class Agent {
   /// Counters, for tests and metrics.
   plegEventCount: u64 = 0;
   unknownResultCount: u64 = 0;
+  staleRelistCount: u64 = 0;
+  abandonedRelistCount: u64 = 0;
 
   constructor(public config: AgentConfig) {
     assert(config.relistPeriodMs > 0, "agent-config: relist-period-ms must be > 0");
@@ -115,8 +123,17 @@ export class Agent {
 
   handlePackedRelist(nowMs: u64, snapshot: PackedSnapshot): void {
     this.ctx.nowMs = nowMs;
+    const listedBeforeAsked = this.relistInFlightId == 0 || snapshot.listedAtMs < this.relistIssuedAtMs;
+    if (snapshot.listedAtMs < this.newestListedAtMs && listedBeforeAsked) {
+      // A late or repeated answer to an earlier relist: the runtime has since said something
+      // newer, and taking it would move views back in time. (An answer listed after the current
+      // relist was asked is taken even if older: that is the host's clock stepping back.)
+      this.staleRelistCount++;
+      return;
+    }
     this.relistInFlightId = 0;
     this.nextRelistAtMs = nowMs + this.config.relistPeriodMs;
+    this.newestListedAtMs = snapshot.listedAtMs;
     this.seenRuntime = true;
     if (nowMs >= this.nextBackoffCollectAtMs) {
       // Keeps back-off memory bounded on a long run: one entry per container spec ever failed.
@@ -147,8 +164,11 @@ export class Agent {
       const rec = unchecked(stale[i]);
       if (rec.viewIsSnapshot || rec.state == WorkerState.Forgotten) continue;
       if (uninspected.has(rec.uid) || snapshot.listedAtMs <= rec.viewMutatedAtMs) {
-        // Keep the view (it is newer, or the runtime could not say); look again next relist.
+        // Keep the view (it is newer, or the runtime could not say); look again next relist,
+        // at once if the pod is waiting for it (a relist taken in the same millisecond as the
+        // pod's last result cannot tell whether it saw that result's effect).
         this.staleViews.push(rec);
+        if (rec.needsFreshView) this.ctx.relistRequested = true;
         continue;
       }
       const slot = this.pleg.slotOf(rec.uid);
@@ -283,13 +303,10 @@ export class Agent {
     if (flight.tag == ActionTag.StopSandbox) {
       const s = rec.findSandbox(flight.sandboxId);
       if (s !== null) s.state = SandboxState.NotReady;
-    } else {
-      const c = rec.findContainer(flight.containerId);
-      if (c !== null) {
-        c.state = ContainerState.Exited;
-        if (c.finishedAtNs == 0) c.finishedAtNs = <i64>this.ctx.nowMs * NS_PER_MS;
-      }
     }
+    // A stopped container's exit code and finish time are the runtime's to say: guessing them
+    // would publish a status (say, Succeeded) that the next relist contradicts. The pod waits
+    // for that relist before it acts again.
     rec.needsFreshView = true;
     this.ctx.relistRequested = true;
   }
@@ -337,7 +354,14 @@ export class Agent {
       ctx.relistRequested = false;
       this.nextRelistAtMs = nowMs;
     }
-    if (this.relistInFlightId == 0 && nowMs >= this.nextRelistAtMs) this.relistInFlightId = ctx.relist();
+    if (this.relistInFlightId != 0 && nowMs >= this.relistIssuedAtMs + RELIST_ANSWER_TIMEOUT_MS) {
+      this.abandonedRelistCount++;
+      this.relistInFlightId = 0;
+    }
+    if (this.relistInFlightId == 0 && nowMs >= this.nextRelistAtMs) {
+      this.relistInFlightId = ctx.relist();
+      this.relistIssuedAtMs = nowMs;
+    }
     if (this.seenRuntime) this.runWorkers(nowMs);
     const out = ctx.queue;
     ctx.queue = [];
@@ -426,6 +450,7 @@ export class Agent {
     if (this.ctx.queue.length > 0) return this.ctx.nowMs;
     let deadline: u64 = u64.MAX_VALUE;
     if (this.relistInFlightId == 0) deadline = this.ctx.relistRequested ? this.ctx.nowMs : this.nextRelistAtMs;
+    else deadline = this.relistIssuedAtMs + RELIST_ANSWER_TIMEOUT_MS;
     const records = this.pods.values();
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);

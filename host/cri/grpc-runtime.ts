@@ -12,6 +12,8 @@ import {
   ContainerStateName,
   GrpcCode,
   Runtime,
+  REQUEST_TIMEOUT_MS,
+  RETRY_POLICY,
   RuntimeError,
   RuntimeVersion,
   SandboxConfig,
@@ -19,10 +21,6 @@ import {
 } from "./runtime.js";
 
 const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
-/** Kubelet's --runtime-request-timeout default. */
-const REQUEST_TIMEOUT_MS = 120_000;
-const RETRY_FIRST_MS = 100;
-const RETRY_MAX_MS = 2_000;
 
 type Message = Record<string, any>;
 type Unary = (request: Message, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: Message) => void) => void;
@@ -67,12 +65,12 @@ export class GrpcRuntime implements Runtime {
     const channelOptions = { "grpc.max_receive_message_length": 16 * 1024 * 1024 };
     this.runtimeClient = new pkg.runtime.v1.RuntimeService(address, credentials, channelOptions);
     this.imageClient = new pkg.runtime.v1.ImageService(address, credentials, channelOptions);
-    this.retryBudgetMs = options.retryBudgetMs ?? 30_000;
+    this.retryBudgetMs = options.retryBudgetMs ?? RETRY_POLICY.budgetMs;
   }
 
   private async call(client: Record<string, Unary>, method: string, request: Message, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Message> {
     const started = Date.now();
-    let delayMs = RETRY_FIRST_MS;
+    let delayMs: number = RETRY_POLICY.firstDelayMs;
     for (let attempt = 1; ; attempt++) {
       try {
         return await new Promise<Message>((resolve, reject) => {
@@ -85,7 +83,7 @@ export class GrpcRuntime implements Runtime {
         if (isRetryable(err) && Date.now() - started + delayMs < this.retryBudgetMs) {
           this.options.onRetry?.(method, attempt, err.details ?? err.message);
           await new Promise((r) => setTimeout(r, delayMs));
-          delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
+          delayMs = Math.min(delayMs * 2, RETRY_POLICY.maxDelayMs);
           continue;
         }
         throw new RuntimeError(`${method}: ${err.details || err.message}`, err.code ?? GrpcCode.UNKNOWN, method);

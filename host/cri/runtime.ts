@@ -90,6 +90,16 @@ export class RuntimeError extends Error {
   }
 }
 
+/**
+ * How the host retries a call the runtime did not answer (UNAVAILABLE, or containerd's "server is
+ * not initialized yet"): after 100 ms, doubling to 2 s, for up to 30 s in all. The simulator
+ * follows the same policy.
+ */
+export const RETRY_POLICY = { firstDelayMs: 100, maxDelayMs: 2_000, budgetMs: 30_000 } as const;
+
+/** Kubelet's --runtime-request-timeout default: the deadline of one CRI call. */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
 /** gRPC status codes used by the host. */
 export const GrpcCode = {
   OK: 0,

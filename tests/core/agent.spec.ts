@@ -1,4 +1,4 @@
-import { Agent } from "../../assembly/core/agent";
+import { Agent, RELIST_ANSWER_TIMEOUT_MS } from "../../assembly/core/agent";
 import { ActionResult, ActionTag, ContainerState, ContainerStatusState, PodPhase, SandboxObservation, SandboxState } from "../../assembly/core/model";
 import { FakeNode, config, spec } from "./fake-node";
 
@@ -236,6 +236,40 @@ describe("agent: restarts and stale information", () => {
     }
     expect(node.containers.length).toBe(1);
     expect(node.sandboxes.length).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
+  it("asks again when a relist answer is lost, after 30s", () => {
+    const node = started("u1", "Always");
+    // Poll until the next relist is asked for, then drop it.
+    let asked = false;
+    for (let i = 0; i < 20 && !asked; i++) {
+      node.nowMs += 100;
+      const actions = node.agent.pollActions(node.nowMs);
+      for (let j = 0; j < actions.length; j++) if (actions[j].kind.tag == ActionTag.Relist) asked = true;
+    }
+    expect(asked).toBe(true);
+    const lostAt = node.nowMs;
+    expect(node.agent.pollDeadline()).toBe(lostAt + RELIST_ANSWER_TIMEOUT_MS);
+    expect(node.agent.pollActions(lostAt + RELIST_ANSWER_TIMEOUT_MS - 1).length).toBe(0);
+    const again = node.agent.pollActions(lostAt + RELIST_ANSWER_TIMEOUT_MS);
+    expect(again.length).toBe(1);
+    expect(again[0].kind.tag).toBe(ActionTag.Relist);
+    expect(node.agent.abandonedRelistCount).toBe(1);
+  });
+
+  it("ignores a relist answer older than one already taken in", () => {
+    const node = started("u1", "Always");
+    const old = node.snapshot(); // the container is running in this one
+    node.exit("app", 0);
+    node.runUntil(node.nowMs + 1 * S);
+    const restartedId = node.newest("app")!.id;
+    const events = node.agent.plegEventCount;
+    node.agent.handleRelist(node.nowMs, old); // a duplicate of an old answer, arriving late
+    expect(node.agent.staleRelistCount).toBe(1);
+    expect(node.agent.plegEventCount).toBe(events);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.newest("app")!.id).toBe(restartedId);
     expect(node.runningCount("app")).toBe(1);
   });
 

@@ -1,0 +1,113 @@
+// What must hold at every step of a simulation, checked against the simulated runtime (the truth)
+// and the statuses the core publishes. Each rule is an independent model of upstream behaviour,
+// not a call into the core: a core bug cannot hide itself.
+import type { SimContainer, SimRuntime } from "./sim-runtime.js";
+
+export interface Violation {
+  atMs: number;
+  invariant: string;
+  message: string;
+}
+
+export interface InvariantConfig {
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** Calls finish within this: tolerance for decisions the oracle sees a little late. */
+  latencySlackMs: number;
+}
+
+interface BackoffEntry {
+  backoffMs: number;
+  lastUpdateMs: number;
+}
+
+export class Invariants {
+  readonly violations: Violation[] = [];
+  /** client-go Backoff, modelled per (pod uid, container name, spec hash) as upstream keys it. */
+  private backoff = new Map<string, BackoffEntry>();
+  /** Terminal phase per pod uid, once reached. */
+  private terminal = new Map<string, string>();
+  restartsSeen = 0;
+
+  constructor(private config: InvariantConfig) {}
+
+  private violate(atMs: number, invariant: string, message: string): void {
+    this.violations.push({ atMs, invariant, message });
+  }
+
+  /** Called as the runtime starts container `c` of a pod with `restartPolicy`. */
+  onStart(runtime: SimRuntime, c: SimContainer, restartPolicy: string, nowMs: number): void {
+    const running = runtime.runningNamed(c.podUid, c.name);
+    if (running.length > 1) {
+      this.violate(nowMs, "one-running-container", `pod ${c.podUid} has ${running.length} running "${c.name}" containers: ${running.map((x) => x.id.slice(0, 12)).join(", ")}`);
+    }
+    // The previous instance the runtime still holds: what upstream's doBackOff looks at.
+    let previous: SimContainer | undefined;
+    for (const other of runtime.containers.values()) {
+      if (other === c || other.podUid !== c.podUid || other.name !== c.name || other.state !== "exited") continue;
+      if (!previous || other.createdAtMs > previous.createdAtMs) previous = other;
+    }
+    if (!previous) return;
+    this.restartsSeen++;
+    const policy = restartPolicy || "Always";
+    if (policy === "Never" || (policy === "OnFailure" && previous.exitCode === 0)) {
+      this.violate(nowMs, "restart-policy", `container "${c.name}" of pod ${c.podUid} restarted under restartPolicy ${policy} after exit code ${previous.exitCode}`);
+    }
+    const key = `${c.podUid}/${c.name}/${c.specHash}`;
+    const entry = this.backoff.get(key);
+    const { backoffInitialMs, backoffMaxMs, latencySlackMs } = this.config;
+    // Expiry is judged with a little slack both ways: the oracle sees starts, the core decides
+    // a few calls earlier.
+    const expired = entry !== undefined && nowMs - entry.lastUpdateMs > 2 * backoffMaxMs - latencySlackMs;
+    if (entry && !expired && nowMs - previous.finishedAtMs < entry.backoffMs) {
+      this.violate(
+        nowMs,
+        "crash-loop-back-off",
+        `container "${c.name}" of pod ${c.podUid} restarted ${nowMs - previous.finishedAtMs} ms after it exited; the back-off was ${entry.backoffMs} ms`,
+      );
+    }
+    if (!entry || nowMs - entry.lastUpdateMs > 2 * backoffMaxMs) this.backoff.set(key, { backoffMs: backoffInitialMs, lastUpdateMs: nowMs });
+    else this.backoff.set(key, { backoffMs: Math.min(entry.backoffMs * 2, backoffMaxMs), lastUpdateMs: nowMs });
+  }
+
+  /** The agent restarted: its back-off memory is gone, as upstream's is after a kubelet restart. */
+  onAgentRestart(): void {
+    this.backoff.clear();
+  }
+
+  /** Called with every phase the core publishes. */
+  onPhase(podUid: string, phase: string, nowMs: number): void {
+    const was = this.terminal.get(podUid);
+    if (was !== undefined && phase !== was) {
+      this.violate(nowMs, "terminal-phase", `pod ${podUid} went from ${was} to ${phase}`);
+      return;
+    }
+    if (phase === "succeeded" || phase === "failed") this.terminal.set(podUid, phase);
+  }
+
+  /** The pod was removed and added again: a new life, which may end differently. */
+  onReadded(podUid: string): void {
+    this.terminal.delete(podUid);
+  }
+
+  /** A deleted pod's deadline passed: nothing of it may be left. */
+  checkGone(runtime: SimRuntime, podUid: string, podName: string, deletedAtMs: number, nowMs: number): void {
+    const sandboxes = [...runtime.sandboxes.values()].filter((s) => s.podUid === podUid);
+    if (sandboxes.length === 0) return;
+    this.violate(
+      nowMs,
+      "deleted-pod-cleaned-up",
+      `pod ${podName} (${podUid}) deleted at ${deletedAtMs} ms still has ${sandboxes.length} sandbox(es) (${sandboxes.map((s) => s.state).join(", ")}) at ${nowMs} ms`,
+    );
+  }
+
+  /** At the end: a desired pod that can run must be running or finished. */
+  checkSettled(podName: string, podUid: string, phase: string | undefined, nowMs: number): void {
+    if (phase === "running" || phase === "succeeded" || phase === "failed") return;
+    this.violate(nowMs, "pod-settles", `pod ${podName} (${podUid}) is ${phase ?? "without a status"} at the end of the run`);
+  }
+
+  trap(nowMs: number, message: string): void {
+    this.violate(nowMs, "core-never-traps", message);
+  }
+}

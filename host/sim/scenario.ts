@@ -1,0 +1,404 @@
+// Scenario files: a YAML document describing a simulated node (pods, latencies), what happens to
+// it over time (the timeline) and what must be true (expectations). See tests/sim/README.md.
+// Every mistake is reported with the file and the field path, and nothing is guessed.
+import fs from "node:fs";
+import { parse } from "yaml";
+import { DurationError, DurationRange, parseDuration, parseRange } from "./duration.js";
+
+export class ScenarioError extends Error {
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${file}: ${field ? `${field}: ` : ""}${message}`);
+    this.name = "ScenarioError";
+  }
+}
+
+/** CRI calls a fault can name; `*` names them all. */
+export const CRI_CALLS = [
+  "RunPodSandbox",
+  "StopPodSandbox",
+  "RemovePodSandbox",
+  "CreateContainer",
+  "StartContainer",
+  "StopContainer",
+  "RemoveContainer",
+  "ImageStatus",
+  "PullImage",
+  "ListPodSandbox",
+  "ListContainers",
+  "ContainerStatus",
+] as const;
+export type CriCall = (typeof CRI_CALLS)[number];
+
+export const POD_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"] as const;
+
+/** How a simulated container's process behaves. */
+export interface ContainerBehaviour {
+  /** Exits on its own this long after it starts; undefined runs until stopped. */
+  exitAfter?: DurationRange;
+  /** Exit code when it exits on its own. */
+  exitCode: number;
+  /** How long it takes to exit after SIGTERM. */
+  stopAfter: DurationRange;
+  /** Ignores SIGTERM: only the kill at the end of the grace period stops it. */
+  ignoreSigterm: boolean;
+}
+
+export interface ScenarioPod {
+  /** The manifest's `metadata.name`, which the timeline and expectations use. */
+  key: string;
+  manifest: Record<string, unknown>;
+  behaviour: Record<string, ContainerBehaviour>;
+}
+
+export interface CallFault {
+  call: CriCall | "*";
+  /** Probability that a call fails with an error. */
+  error: number;
+  /** Probability that a call times out (it may or may not have taken effect). */
+  timeout: number;
+  /** Probability that a call is slow (ten times its latency). */
+  slow: number;
+  forMs: number;
+}
+
+export type TimelineAction =
+  | { type: "exit"; pod: string; container: string; code: number }
+  | { type: "fault"; fault: CallFault }
+  | { type: "relistFault"; lose: number; duplicate: number; forMs: number }
+  | { type: "runtimeRestart"; downMs: number }
+  | { type: "agentRestart"; downMs: number }
+  | { type: "add"; pod: ScenarioPod }
+  | { type: "update"; pod: ScenarioPod }
+  | { type: "delete"; pod: string }
+  | { type: "suspend"; forMs: number };
+
+export interface TimelineEntry {
+  atMs: number;
+  action: TimelineAction;
+}
+
+export interface Expectation {
+  /** Checked exactly at this time... */
+  atMs?: number;
+  /** ...or met at some moment up to this time. */
+  byMs?: number;
+  pod: string;
+  phase?: string;
+  /** Exact restart count per container, from the published status. */
+  restarts?: Record<string, number>;
+  minRestarts?: Record<string, number>;
+  /** Waiting reason per container, from the published status ("" for none). */
+  reason?: Record<string, string>;
+  /** Containers that must be running in the runtime. */
+  running?: string[];
+  notRunning?: string[];
+  /** No sandbox or container of the pod is left in the runtime. */
+  gone?: boolean;
+  /** Line shown when it fails. */
+  text: string;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Where it came from, for error messages and reproduce commands. */
+  file: string;
+  durationMs: number;
+  nodeName: string;
+  relistPeriodMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  workerErrorBackoffMs: number;
+  /** Latency of each CRI call; `default` for the ones not named. */
+  latency: Record<string, DurationRange>;
+  /** The host's deadline for one CRI call. */
+  criTimeoutMs: number;
+  /** Images the registry does not have. */
+  missingImages: string[];
+  /** Images present before the run; every other image is pulled on first use. */
+  preloadedImages: string[] | "all";
+  pods: ScenarioPod[];
+  timeline: TimelineEntry[];
+  expect: Expectation[];
+}
+
+type Obj = Record<string, unknown>;
+
+class Reader {
+  constructor(readonly file: string) {}
+
+  fail(field: string, message: string): never {
+    throw new ScenarioError(this.file, field, message);
+  }
+
+  object(value: unknown, field: string): Obj {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) this.fail(field, `expected a mapping, got ${describe(value)}`);
+    return value as Obj;
+  }
+
+  list(value: unknown, field: string): unknown[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) this.fail(field, `expected a list, got ${describe(value)}`);
+    return value;
+  }
+
+  string(value: unknown, field: string): string {
+    if (typeof value !== "string" || value === "") this.fail(field, `expected a non-empty string, got ${describe(value)}`);
+    return value;
+  }
+
+  strings(value: unknown, field: string): string[] {
+    return this.list(value, field).map((v, i) => this.string(v, `${field}[${i}]`));
+  }
+
+  int(value: unknown, field: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+      this.fail(field, `expected an integer from ${min} to ${max}, got ${describe(value)}`);
+    }
+    return value;
+  }
+
+  probability(value: unknown, field: string): number {
+    if (value === undefined) return 0;
+    if (typeof value !== "number" || !(value >= 0 && value <= 1)) this.fail(field, `expected a probability from 0 to 1, got ${describe(value)}`);
+    return value;
+  }
+
+  duration(value: unknown, field: string): number {
+    try {
+      return parseDuration(value, field);
+    } catch (error) {
+      if (error instanceof DurationError) this.fail("", error.message);
+      throw error;
+    }
+  }
+
+  range(value: unknown, field: string): DurationRange {
+    try {
+      return parseRange(value, field);
+    } catch (error) {
+      if (error instanceof DurationError) this.fail("", error.message);
+      throw error;
+    }
+  }
+
+  /** Refuses keys the format does not have: a typo must not silently test nothing. */
+  only(obj: Obj, field: string, allowed: string[]): void {
+    for (const key of Object.keys(obj)) {
+      if (!allowed.includes(key)) this.fail(field ? `${field}.${key}` : key, `unknown field (expected one of: ${allowed.join(", ")})`);
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return "nothing";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "a mapping" : JSON.stringify(value);
+}
+
+const DEFAULT_LATENCY: Record<string, string> = {
+  default: "1ms-10ms",
+  PullImage: "200ms-2s",
+  StopContainer: "1ms-10ms",
+};
+
+function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehaviour {
+  const b = r.object(value, field);
+  r.only(b, field, ["exitAfter", "exitCode", "stopAfter", "ignoreSigterm"]);
+  const ignoreSigterm = b.ignoreSigterm ?? false;
+  if (typeof ignoreSigterm !== "boolean") r.fail(`${field}.ignoreSigterm`, `expected true or false, got ${describe(ignoreSigterm)}`);
+  return {
+    exitAfter: b.exitAfter === undefined ? undefined : r.range(b.exitAfter, `${field}.exitAfter`),
+    exitCode: b.exitCode === undefined ? 0 : r.int(b.exitCode, `${field}.exitCode`, 0, 255),
+    stopAfter: r.range(b.stopAfter ?? "10ms", `${field}.stopAfter`),
+    ignoreSigterm,
+  };
+}
+
+function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
+  const entry = r.object(value, field);
+  // Either a bare Pod manifest, or { manifest, containers } with the containers' behaviour.
+  const bare = entry.kind !== undefined;
+  if (!bare) r.only(entry, field, ["manifest", "containers"]);
+  const manifest = bare ? entry : r.object(entry.manifest, `${field}.manifest`);
+  const metadata = r.object(manifest.metadata, `${bare ? field : `${field}.manifest`}.metadata`);
+  const key = r.string(metadata.name, `${bare ? field : `${field}.manifest`}.metadata.name`);
+  const behaviour: Record<string, ContainerBehaviour> = {};
+  if (!bare && entry.containers !== undefined) {
+    const containers = r.object(entry.containers, `${field}.containers`);
+    for (const [name, b] of Object.entries(containers)) behaviour[name] = readBehaviour(r, b, `${field}.containers.${name}`);
+  }
+  return { key, manifest, behaviour };
+}
+
+const ACTIONS = ["exit", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend"];
+
+function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>): TimelineAction {
+  const present = ACTIONS.filter((a) => entry[a] !== undefined);
+  if (present.length !== 1) r.fail(field, `expected exactly one of: ${ACTIONS.join(", ")}`);
+  const type = present[0];
+  const at = `${field}.${type}`;
+  const v = entry[type];
+  const knownPod = (name: string, where: string) => {
+    if (!podKeys.has(name)) r.fail(where, `no pod named "${name}" in pods or earlier adds`);
+    return name;
+  };
+  switch (type) {
+    case "exit": {
+      const o = r.object(v, at);
+      r.only(o, at, ["pod", "container", "code"]);
+      return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`), container: r.string(o.container, `${at}.container`), code: o.code === undefined ? 1 : r.int(o.code, `${at}.code`, 0, 255) };
+    }
+    case "fault": {
+      const o = r.object(v, at);
+      r.only(o, at, ["call", "error", "timeout", "slow", "for"]);
+      const call = r.string(o.call, `${at}.call`);
+      if (call !== "*" && !(CRI_CALLS as readonly string[]).includes(call)) r.fail(`${at}.call`, `unknown CRI call "${call}" (expected * or one of: ${CRI_CALLS.join(", ")})`);
+      return {
+        type,
+        fault: {
+          call: call as CriCall | "*",
+          error: r.probability(o.error, `${at}.error`),
+          timeout: r.probability(o.timeout, `${at}.timeout`),
+          slow: r.probability(o.slow, `${at}.slow`),
+          forMs: r.duration(o.for ?? "1m", `${at}.for`),
+        },
+      };
+    }
+    case "relistFault": {
+      const o = r.object(v, at);
+      r.only(o, at, ["lose", "duplicate", "for"]);
+      return { type, lose: r.probability(o.lose, `${at}.lose`), duplicate: r.probability(o.duplicate, `${at}.duplicate`), forMs: r.duration(o.for ?? "1m", `${at}.for`) };
+    }
+    case "runtimeRestart":
+    case "agentRestart": {
+      const o = v === true ? {} : r.object(v, at);
+      r.only(o, at, ["down"]);
+      return { type, downMs: r.duration(o.down ?? "2s", `${at}.down`) };
+    }
+    case "add":
+    case "update": {
+      const pod = readPod(r, v, at);
+      if (type === "update") knownPod(pod.key, `${at}.manifest.metadata.name`);
+      podKeys.add(pod.key);
+      return { type, pod };
+    }
+    case "delete": {
+      const name = typeof v === "string" ? v : r.string(r.object(v, at).pod, `${at}.pod`);
+      return { type, pod: knownPod(name, at) };
+    }
+    case "suspend":
+      return { type, forMs: r.duration(v, at) };
+  }
+  return r.fail(field, "unreachable");
+}
+
+function readCounts(r: Reader, value: unknown, field: string): Record<string, number> | undefined {
+  if (value === undefined) return undefined;
+  const o = r.object(value, field);
+  return Object.fromEntries(Object.entries(o).map(([k, n]) => [k, r.int(n, `${field}.${k}`)]));
+}
+
+function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<string>, durationMs: number): Expectation {
+  const o = r.object(value, field);
+  r.only(o, field, ["at", "by", "pod", "phase", "restarts", "minRestarts", "reason", "running", "notRunning", "gone"]);
+  if ((o.at === undefined) === (o.by === undefined)) r.fail(field, "expected exactly one of: at, by");
+  const atMs = o.at === undefined ? undefined : r.duration(o.at, `${field}.at`);
+  const byMs = o.by === undefined ? undefined : r.duration(o.by, `${field}.by`);
+  if ((atMs ?? byMs)! > durationMs) r.fail(field, "is later than the scenario's duration");
+  const pod = r.string(o.pod, `${field}.pod`);
+  if (!podKeys.has(pod)) r.fail(`${field}.pod`, `no pod named "${pod}"`);
+  if (o.phase !== undefined && !(POD_PHASES as readonly unknown[]).includes(o.phase)) r.fail(`${field}.phase`, `expected one of: ${POD_PHASES.join(", ")}`);
+  if (o.gone !== undefined && typeof o.gone !== "boolean") r.fail(`${field}.gone`, "expected true or false");
+  let reason: Record<string, string> | undefined;
+  if (o.reason !== undefined) {
+    const m = r.object(o.reason, `${field}.reason`);
+    reason = Object.fromEntries(Object.entries(m).map(([k, s]) => [k, typeof s === "string" ? s : r.fail(`${field}.reason.${k}`, "expected a string")]));
+  }
+  return {
+    atMs,
+    byMs,
+    pod,
+    phase: o.phase as string | undefined,
+    restarts: readCounts(r, o.restarts, `${field}.restarts`),
+    minRestarts: readCounts(r, o.minRestarts, `${field}.minRestarts`),
+    reason,
+    running: o.running === undefined ? undefined : r.strings(o.running, `${field}.running`),
+    notRunning: o.notRunning === undefined ? undefined : r.strings(o.notRunning, `${field}.notRunning`),
+    gone: o.gone as boolean | undefined,
+    text: `${field} (${o.at !== undefined ? `at ${o.at}` : `by ${o.by}`}, pod ${pod})`,
+  };
+}
+
+/** Reads a scenario from parsed YAML; `file` names it in errors. */
+export function readScenario(doc: unknown, file: string): Scenario {
+  const r = new Reader(file);
+  const o = r.object(doc, "");
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "pods", "timeline", "expect"]);
+  const durationMs = r.duration(o.duration ?? "10m", "duration");
+  const backoff = o.backoff === undefined ? {} : r.object(o.backoff, "backoff");
+  r.only(backoff, "backoff", ["initial", "max", "workerError"]);
+  const latencyIn = { ...DEFAULT_LATENCY, ...(o.latency === undefined ? {} : r.object(o.latency, "latency")) };
+  const latency: Record<string, DurationRange> = {};
+  for (const [call, text] of Object.entries(latencyIn)) {
+    if (call !== "default" && !(CRI_CALLS as readonly string[]).includes(call)) r.fail(`latency.${call}`, `unknown CRI call (expected default or one of: ${CRI_CALLS.join(", ")})`);
+    latency[call] = r.range(text, `latency.${call}`);
+  }
+  const images = o.images === undefined ? {} : r.object(o.images, "images");
+  r.only(images, "images", ["missing", "preloaded"]);
+  const pods = r.list(o.pods, "pods").map((p, i) => readPod(r, p, `pods[${i}]`));
+  const podKeys = new Set<string>();
+  for (const [i, p] of pods.entries()) {
+    if (podKeys.has(p.key)) r.fail(`pods[${i}].metadata.name`, `duplicate pod name "${p.key}"`);
+    podKeys.add(p.key);
+  }
+  const timeline = r.list(o.timeline, "timeline").map((e, i) => {
+    const field = `timeline[${i}]`;
+    const entry = r.object(e, field);
+    const atMs = r.duration(entry.at, `${field}.at`);
+    if (atMs > durationMs) r.fail(`${field}.at`, "is later than the scenario's duration");
+    const { at: _at, ...rest } = entry;
+    return { atMs, action: readAction(r, rest, field, podKeys) };
+  });
+  for (let i = 1; i < timeline.length; i++) {
+    if (timeline[i].atMs < timeline[i - 1].atMs) r.fail(`timeline[${i}].at`, "the timeline must be in time order");
+  }
+  return {
+    name: o.name === undefined ? file : r.string(o.name, "name"),
+    description: typeof o.description === "string" ? o.description : "",
+    file,
+    durationMs,
+    nodeName: o.node === undefined ? "sim" : r.string(o.node, "node"),
+    relistPeriodMs: r.duration(o.relistPeriod ?? "1s", "relistPeriod"),
+    backoffInitialMs: r.duration(backoff.initial ?? "10s", "backoff.initial"),
+    backoffMaxMs: r.duration(backoff.max ?? "5m", "backoff.max"),
+    workerErrorBackoffMs: r.duration(backoff.workerError ?? "10s", "backoff.workerError"),
+    latency,
+    criTimeoutMs: r.duration(o.criTimeout ?? "2m", "criTimeout"),
+    missingImages: r.strings(images.missing, "images.missing"),
+    preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
+    pods,
+    timeline,
+    expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),
+  };
+}
+
+export function loadScenarioFile(file: string): Scenario {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ScenarioError(file, "", `cannot read: ${(error as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (error) {
+    throw new ScenarioError(file, "", `invalid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  return readScenario(doc, file);
+}

@@ -1,0 +1,205 @@
+// The simulated container runtime: sandboxes and containers with containerd's lifecycle and CRI
+// state names, held in memory and changed only when the simulator says a call takes effect. It
+// keeps its state across a simulated restart, as containerd does. Synchronous by design: the
+// simulator decides when things happen, this decides what happens.
+import type { CreateContainer, PackedSnapshot, RuntimeSnapshot, SandboxSpec } from "../core-types.js";
+import { GrpcCode, RuntimeError } from "../cri/runtime.js";
+import { packSnapshot } from "../relist-packing.js";
+import type { Prng } from "./prng.js";
+
+export interface SimSandbox {
+  id: string;
+  podUid: string;
+  podName: string;
+  podNamespace: string;
+  attempt: number;
+  state: "ready" | "not-ready";
+  createdAtMs: number;
+  gracePeriodSeconds: number;
+}
+
+export interface SimContainer {
+  id: string;
+  sandboxId: string;
+  podUid: string;
+  name: string;
+  attempt: number;
+  image: string;
+  specHash: string;
+  state: "created" | "running" | "exited";
+  createdAtMs: number;
+  startedAtMs: number;
+  finishedAtMs: number;
+  exitCode: number;
+  reason: string;
+  /** Bumped on every start; a scheduled exit only applies to the run it was planned for. */
+  runNumber: number;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+export class SimRuntime {
+  readonly sandboxes = new Map<string, SimSandbox>();
+  readonly containers = new Map<string, SimContainer>();
+  readonly images = new Set<string>();
+  /** Images the registry does not have. */
+  readonly missingImages = new Set<string>();
+  /** Bumped on every change; a relist of an unchanged runtime reuses its snapshot. */
+  private version = 0;
+  private cached?: { version: number; snapshot: RuntimeSnapshot; packed: PackedSnapshot };
+
+  constructor(private ids: Prng) {}
+
+  private changed(): void {
+    this.version++;
+  }
+
+  runPodSandbox(spec: SandboxSpec, nowMs: number): string {
+    const id = this.ids.hexId();
+    this.sandboxes.set(id, {
+      id,
+      podUid: spec.podUid,
+      podName: spec.podName,
+      podNamespace: spec.podNamespace,
+      attempt: spec.attempt,
+      state: "ready",
+      createdAtMs: nowMs,
+      gracePeriodSeconds: Number(spec.terminationGracePeriodSeconds),
+    });
+    this.changed();
+    return id;
+  }
+
+  /** Stops the sandbox and kills what still runs in it (CRI's StopPodSandbox is forceful). */
+  stopPodSandbox(id: string, nowMs: number): void {
+    const sandbox = this.sandboxes.get(id);
+    if (!sandbox) return; // idempotent, as CRI requires
+    for (const c of this.containers.values()) if (c.sandboxId === id && c.state === "running") this.exit(c, 137, "Error", nowMs);
+    sandbox.state = "not-ready";
+    this.changed();
+  }
+
+  removePodSandbox(id: string): void {
+    for (const c of [...this.containers.values()]) if (c.sandboxId === id) this.containers.delete(c.id);
+    this.sandboxes.delete(id);
+    this.changed();
+  }
+
+  hasImage(image: string): boolean {
+    return this.images.has(image);
+  }
+
+  pullImage(image: string): void {
+    if (this.missingImages.has(image)) {
+      throw new RuntimeError(`PullImage: failed to resolve reference "${image}": not found`, GrpcCode.NOT_FOUND, "PullImage");
+    }
+    this.images.add(image);
+  }
+
+  createContainer(create: CreateContainer, nowMs: number): string {
+    const sandbox = this.sandboxes.get(create.sandboxId);
+    if (!sandbox || sandbox.state !== "ready") {
+      throw new RuntimeError(`CreateContainer: sandbox ${create.sandboxId} is not ready`, GrpcCode.UNKNOWN, "CreateContainer");
+    }
+    const image = create.container.image;
+    if (!this.images.has(image)) throw new RuntimeError(`CreateContainer: image "${image}" not found`, GrpcCode.NOT_FOUND, "CreateContainer");
+    const id = this.ids.hexId();
+    this.containers.set(id, {
+      id,
+      sandboxId: create.sandboxId,
+      podUid: sandbox.podUid,
+      name: create.container.name,
+      attempt: create.attempt,
+      image,
+      specHash: create.specHash,
+      state: "created",
+      createdAtMs: nowMs,
+      startedAtMs: 0,
+      finishedAtMs: 0,
+      exitCode: 0,
+      reason: "",
+      runNumber: 0,
+    });
+    this.changed();
+    return id;
+  }
+
+  startContainer(id: string, nowMs: number): SimContainer {
+    const c = this.mustGet(id, "StartContainer");
+    if (c.state !== "created") throw new RuntimeError(`StartContainer: container ${id} is ${c.state}, not created`, GrpcCode.UNKNOWN, "StartContainer");
+    const sandbox = this.sandboxes.get(c.sandboxId);
+    if (!sandbox || sandbox.state !== "ready") throw new RuntimeError(`StartContainer: sandbox ${c.sandboxId} is not ready`, GrpcCode.UNKNOWN, "StartContainer");
+    c.state = "running";
+    c.startedAtMs = nowMs;
+    c.runNumber++;
+    this.changed();
+    return c;
+  }
+
+  /** The container's process ends. */
+  exit(c: SimContainer, exitCode: number, reason: string, nowMs: number): void {
+    if (c.state !== "running") return;
+    c.state = "exited";
+    c.exitCode = exitCode;
+    c.reason = reason;
+    c.finishedAtMs = nowMs;
+    this.changed();
+  }
+
+  removeContainer(id: string): void {
+    if (!this.containers.delete(id)) return; // removing what is gone is success in CRI
+    this.changed();
+  }
+
+  mustGet(id: string, call: string): SimContainer {
+    const c = this.containers.get(id);
+    if (!c) throw new RuntimeError(`${call}: container "${id}" not found`, GrpcCode.NOT_FOUND, call);
+    return c;
+  }
+
+  /** What a relist at `listedAtMs` sees; unchanged state returns the same arrays, already packed. */
+  snapshot(listedAtMs: number): { snapshot: RuntimeSnapshot; packed: PackedSnapshot } {
+    if (!this.cached || this.cached.version !== this.version) {
+      const snapshot: RuntimeSnapshot = {
+        listedAtMs: 0n,
+        sandboxes: [...this.sandboxes.values()].map((s) => ({
+          id: s.id,
+          podUid: s.podUid,
+          podName: s.podName,
+          podNamespace: s.podNamespace,
+          attempt: s.attempt,
+          state: s.state,
+          createdAtNs: BigInt(s.createdAtMs) * NS_PER_MS,
+          terminationGracePeriodSeconds: BigInt(s.gracePeriodSeconds),
+        })),
+        containers: [...this.containers.values()].map((c) => ({
+          id: c.id,
+          sandboxId: c.sandboxId,
+          podUid: c.podUid,
+          name: c.name,
+          attempt: c.attempt,
+          state: c.state,
+          image: c.image,
+          specHash: c.specHash,
+          exitCode: c.exitCode,
+          reason: c.reason,
+          message: "",
+          createdAtNs: BigInt(c.createdAtMs) * NS_PER_MS,
+          startedAtNs: BigInt(c.startedAtMs) * NS_PER_MS,
+          finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
+        })),
+        uninspectedPodUids: [],
+      };
+      this.cached = { version: this.version, snapshot, packed: packSnapshot(snapshot) };
+    }
+    const at = BigInt(listedAtMs);
+    return { snapshot: { ...this.cached.snapshot, listedAtMs: at }, packed: { ...this.cached.packed, listedAtMs: at } };
+  }
+
+  /** Running containers of one pod with one name (more than one breaks an invariant). */
+  runningNamed(podUid: string, name: string): SimContainer[] {
+    const out: SimContainer[] = [];
+    for (const c of this.containers.values()) if (c.podUid === podUid && c.name === name && c.state === "running") out.push(c);
+    return out;
+  }
+}

@@ -1,0 +1,128 @@
+// Random scenarios for swarm testing: a seed gives a whole scenario (pods, behaviours, faults,
+// restarts, edits, deletions), written as the same YAML document a scenario file holds, so that
+// `nanolet sim --seed N --dump` shows exactly what was run. Faults stop well before the end, so
+// the run can check that every pod settled.
+import { stringify } from "yaml";
+import { formatDuration } from "./duration.js";
+import { Prng } from "./prng.js";
+import { CRI_CALLS, Scenario, readScenario } from "./scenario.js";
+
+/** The last part of every swarm run is calm: no faults, time for back-offs to run out. */
+const QUIET_MS = 10 * 60_000;
+const IMAGES = ["docker.io/library/busybox:latest", "docker.io/library/alpine:3"];
+const MISSING_IMAGE = "docker.io/library/does-not-exist:1";
+
+type Doc = Record<string, unknown>;
+
+function manifest(rng: Prng, name: string, containers: string[], image: () => string): Doc {
+  const spec: Doc = {
+    restartPolicy: rng.pick(["Always", "Always", "OnFailure", "Never"]),
+    terminationGracePeriodSeconds: rng.pick([0, 1, 2, 5, 10, 30]),
+    hostNetwork: true,
+    containers: containers.map((c) => ({ name: c, image: image(), command: ["sh", "-c", `echo ${c}; sleep 3600`] })),
+  };
+  const metadata: Doc = { name };
+  if (rng.chance(0.3)) metadata.uid = `uid-${name}-${rng.nextU32().toString(16)}`; // edited in place, like an API pod
+  return { apiVersion: "v1", kind: "Pod", metadata, spec };
+}
+
+function behaviour(rng: Prng): Doc {
+  const b: Doc = {};
+  const r = rng.float();
+  if (r < 0.35) {
+    const low = rng.int(1, 30);
+    b.exitAfter = `${low}s-${low + rng.int(0, 90)}s`;
+    b.exitCode = rng.pick([0, 1, 1, 2]);
+  } else if (r < 0.5) {
+    b.exitAfter = `${rng.int(50, 900)}ms`; // crash-loops hard
+    b.exitCode = rng.pick([0, 1]);
+  }
+  if (rng.chance(0.2)) b.stopAfter = `${rng.int(0, 8)}s`;
+  if (rng.chance(0.1)) b.ignoreSigterm = true;
+  return b;
+}
+
+/** The scenario document for `seed`. */
+export function swarmDocument(seed: number): Doc {
+  const rng = new Prng(seed, "swarm");
+  const durationMs = rng.int(20, 40) * 60_000;
+  const activeMs = durationMs - QUIET_MS;
+  const image = () => (rng.chance(0.03) ? MISSING_IMAGE : rng.pick(IMAGES));
+  const pods: Doc[] = [];
+  const names: string[] = [];
+  const newPod = (name: string): Doc => {
+    const containerNames = ["app", "side", "log"].slice(0, rng.int(1, 3));
+    const containers = Object.fromEntries(containerNames.map((c) => [c, behaviour(rng)]));
+    return { manifest: manifest(rng, name, containerNames, image), containers };
+  };
+  const podCount = rng.chance(0.1) ? rng.int(20, 40) : rng.int(1, 10);
+  for (let i = 0; i < podCount; i++) {
+    names.push(`p${i}`);
+    pods.push(newPod(`p${i}`));
+  }
+  const alive = new Set(names);
+  const deleted = new Set<string>();
+  const events: Doc[] = [];
+  const eventCount = rng.int(3, 25);
+  const times = Array.from({ length: eventCount }, () => rng.int(0, activeMs)).sort((a, b) => a - b);
+  let added = podCount;
+  for (const atMs of times) {
+    const at = formatDuration(atMs);
+    const r = rng.float();
+    const some = (set: Set<string>) => (set.size > 0 ? rng.pick([...set].sort()) : undefined);
+    const target = some(alive);
+    if (r < 0.2 && target) events.push({ at, exit: { pod: target, container: "app", code: rng.pick([0, 1, 137]) } });
+    else if (r < 0.35) {
+      const fault: Doc = { call: rng.pick(["*", ...CRI_CALLS]), for: `${rng.int(5, 180)}s` };
+      const kind = rng.float();
+      if (kind < 0.5) fault.error = rng.pick([0.1, 0.3, 0.7, 1]);
+      else if (kind < 0.75) fault.timeout = rng.pick([0.1, 0.5]);
+      else fault.slow = rng.pick([0.3, 1]);
+      events.push({ at, fault });
+    } else if (r < 0.43) events.push({ at, relistFault: { lose: rng.pick([0, 0.2, 0.5]), duplicate: rng.pick([0, 0.3, 0.8]), for: `${rng.int(5, 120)}s` } });
+    else if (r < 0.51) events.push({ at, runtimeRestart: { down: `${rng.int(0, 40)}s` } });
+    else if (r < 0.59) events.push({ at, agentRestart: { down: `${rng.int(0, 20)}s` } });
+    else if (r < 0.71 && target) {
+      const edited = newPod(target);
+      const original = pods.find((p) => ((p.manifest as Doc).metadata as Doc).name === target);
+      // Keep the uid when the pod had one: an in-place edit rather than a new pod.
+      const uid = original ? ((original.manifest as Doc).metadata as Doc).uid : undefined;
+      if (uid) ((edited.manifest as Doc).metadata as Doc).uid = uid;
+      events.push({ at, update: edited });
+    } else if (r < 0.8 && target) {
+      events.push({ at, delete: target });
+      alive.delete(target);
+      deleted.add(target);
+    } else if (r < 0.9) {
+      const back = some(deleted);
+      if (back && rng.chance(0.5)) {
+        const original = pods.find((p) => ((p.manifest as Doc).metadata as Doc).name === back);
+        events.push({ at, add: original ?? newPod(back) });
+        deleted.delete(back);
+        alive.add(back);
+      } else {
+        const name = `p${added++}`;
+        events.push({ at, add: newPod(name) });
+        alive.add(name);
+      }
+    } else events.push({ at, suspend: `${rng.int(1, 120)}m` });
+  }
+  return {
+    name: `swarm-${seed}`,
+    description: "A random scenario from a seed.",
+    duration: formatDuration(durationMs),
+    relistPeriod: "1s",
+    latency: { default: `1ms-${rng.int(2, 50)}ms`, PullImage: "100ms-3s" },
+    images: { missing: [MISSING_IMAGE] },
+    pods,
+    timeline: events,
+  };
+}
+
+export function swarmScenario(seed: number): Scenario {
+  return readScenario(swarmDocument(seed), `swarm:${seed}`);
+}
+
+export function swarmYaml(seed: number): string {
+  return stringify(swarmDocument(seed));
+}

@@ -1,0 +1,108 @@
+// A Core that writes every call it passes on to a trace (see codec.ts): the inputs, the outputs,
+// and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
+// from its time is written as `same`, so a steady node costs a few bytes a second.
+import type { ActionResult, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "../core-types.js";
+import { Core, CoreConfig, CoreTrapError } from "../core.js";
+import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
+
+/** Where trace lines go, one string per line without its newline. */
+export type TraceSink = (line: string) => void;
+
+export class TraceWriter {
+  private previousSnapshot = "";
+
+  constructor(readonly sink: TraceSink) {}
+
+  header(t: number, fields: Record<string, unknown>): void {
+    this.sink(encodeLine({ t, op: "header", format: TRACE_FORMAT, ...fields }));
+  }
+
+  /** Marks the start of a new core instance (start, agent restart, trap recovery). */
+  created(t: number, config: CoreConfig): void {
+    this.previousSnapshot = "";
+    this.sink(encodeLine({ t, op: "create", config }));
+  }
+
+  pods(t: number, pods: PodSpec[], out: PodRejection[] | null): void {
+    this.sink(encodeLine({ t, op: "pods", pods, out }));
+  }
+
+  relist(t: number, snapshot: RuntimeSnapshot): void {
+    const body = encodeValue({ ...snapshot, listedAtMs: 0 });
+    if (body === this.previousSnapshot) {
+      this.sink(encodeLine({ t, op: "relist", listedAtMs: snapshot.listedAtMs, same: true }));
+      return;
+    }
+    this.previousSnapshot = body;
+    this.sink(encodeLine({ t, op: "relist", snapshot }));
+  }
+
+  results(t: number, results: ActionResult[]): void {
+    this.sink(encodeLine({ t, op: "results", results }));
+  }
+
+  poll(t: number, out: PlannedAction[] | null): void {
+    this.sink(encodeLine({ t, op: "poll", out }));
+  }
+
+  trap(t: number, error: CoreTrapError): void {
+    this.sink(encodeLine({ t, op: "trap", call: error.call, reason: error.reason }));
+  }
+
+  /** Something the simulator did to the world (an exit, a fault); replay skips these. */
+  sim(t: number, event: string, fields: Record<string, unknown>): void {
+    this.sink(encodeLine({ t, op: "sim", event, ...fields }));
+  }
+}
+
+export class RecordingCore implements Core {
+  constructor(
+    private inner: Core,
+    private trace: TraceWriter,
+  ) {}
+
+  /** Wraps a new core instance, writing its `create` line first. */
+  static wrap(inner: Core, trace: TraceWriter, t: number, config: CoreConfig): RecordingCore {
+    trace.created(t, config);
+    return new RecordingCore(inner, trace);
+  }
+
+  /** Runs a call; when it traps, writes its input line (without outputs) and then the trap. */
+  private guard<T>(t: number, fn: () => T, writeInput: () => void = () => {}): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof CoreTrapError) {
+        writeInput();
+        this.trace.trap(t, error);
+      }
+      throw error;
+    }
+  }
+
+  handlePods(nowMs: number, pods: PodSpec[]): PodRejection[] {
+    const out = this.guard(nowMs, () => this.inner.handlePods(nowMs, pods), () => this.trace.pods(nowMs, pods, null));
+    this.trace.pods(nowMs, pods, out);
+    return out;
+  }
+
+  handleSnapshot(nowMs: number, snapshot: RuntimeSnapshot, packed?: PackedSnapshot): void {
+    this.trace.relist(nowMs, snapshot);
+    this.guard(nowMs, () => this.inner.handleSnapshot(nowMs, snapshot, packed));
+  }
+
+  handleActionResults(nowMs: number, results: ActionResult[]): void {
+    this.trace.results(nowMs, results);
+    this.guard(nowMs, () => this.inner.handleActionResults(nowMs, results));
+  }
+
+  pollActions(nowMs: number): PlannedAction[] {
+    const out = this.guard(nowMs, () => this.inner.pollActions(nowMs), () => this.trace.poll(nowMs, null));
+    this.trace.poll(nowMs, out);
+    return out;
+  }
+
+  pollDeadline(): number | undefined {
+    return this.inner.pollDeadline();
+  }
+}

@@ -1,0 +1,117 @@
+// Replays a trace: a new core is fed exactly the recorded inputs at the recorded times, and each
+// output is compared with the recorded one. The first difference is reported with its line, so a
+// recording from a real node becomes a reproducible test of the core.
+import fs from "node:fs";
+import type { RuntimeSnapshot } from "../core-types.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
+import { TraceFormatError, decodePods, decodeResults, decodeSnapshot, encodeValue } from "./codec.js";
+
+export interface Divergence {
+  line: number;
+  t: number;
+  op: string;
+  expected: string;
+  actual: string;
+}
+
+export interface ReplayReport {
+  lines: number;
+  calls: number;
+  divergence?: Divergence;
+}
+
+export interface ReplayOptions {
+  createCore?: (config: CoreConfig) => Promise<Core>;
+}
+
+/** Where two encoded lists first differ, as "item N: expected ... got ...". */
+function firstDifference(expected: unknown[], actual: unknown[]): { expected: string; actual: string } {
+  const n = Math.max(expected.length, actual.length);
+  for (let i = 0; i < n; i++) {
+    const e = encodeValue(expected[i]);
+    const a = encodeValue(actual[i]);
+    if (e !== a) return { expected: `item ${i}: ${expected[i] === undefined ? "(none)" : e}`, actual: `item ${i}: ${actual[i] === undefined ? "(none)" : a}` };
+  }
+  return { expected: encodeValue(expected), actual: encodeValue(actual) };
+}
+
+export async function replayLines(lines: string[], options: ReplayOptions = {}): Promise<ReplayReport> {
+  const create = options.createCore ?? CoreAgent.create;
+  let core: Core | undefined;
+  let previous: RuntimeSnapshot | undefined;
+  let calls = 0;
+  const report = (line: number, t: number, op: string, expected: string, actual: string): ReplayReport => ({
+    lines: lines.length,
+    calls,
+    divergence: { line, t, op, expected, actual },
+  });
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i].trim();
+    if (text === "") continue;
+    const lineNo = i + 1;
+    let entry: Record<string, any>;
+    try {
+      entry = JSON.parse(text);
+    } catch (error) {
+      throw new TraceFormatError(`line ${lineNo}: not JSON: ${(error as Error).message}`);
+    }
+    const { t, op } = entry;
+    if (op === "header" || op === "sim") continue;
+    if (op === "create") {
+      core = await create(entry.config as CoreConfig);
+      previous = undefined;
+      continue;
+    }
+    if (!core) throw new TraceFormatError(`line ${lineNo}: "${op}" before any "create" line`);
+    // A call recorded as trapping is followed by its trap line.
+    const expectTrap = lines[i + 1]?.includes('"op":"trap"') ?? false;
+    calls++;
+    let output: unknown;
+    try {
+      switch (op) {
+        case "pods":
+          output = core.handlePods(t, decodePods(entry.pods));
+          break;
+        case "relist": {
+          const snapshot = entry.same ? (previous ? { ...previous, listedAtMs: BigInt(entry.listedAtMs) } : undefined) : decodeSnapshot(entry.snapshot);
+          if (!snapshot) throw new TraceFormatError(`line ${lineNo}: "same" relist with no relist before it`);
+          previous = snapshot;
+          core.handleSnapshot(t, snapshot);
+          break;
+        }
+        case "results":
+          core.handleActionResults(t, decodeResults(entry.results));
+          break;
+        case "poll":
+          output = core.pollActions(t);
+          break;
+        case "trap":
+          continue;
+        default:
+          throw new TraceFormatError(`line ${lineNo}: unknown op "${op}"`);
+      }
+    } catch (error) {
+      if (!(error instanceof CoreTrapError)) throw error;
+      if (expectTrap) {
+        core = undefined;
+        i++; // past the trap line
+        continue;
+      }
+      return report(lineNo, t, op, "no trap", `trap: ${error.reason}`);
+    }
+    if (expectTrap) return report(lineNo, t, op, "a trap", "no trap");
+    if ((op === "pods" || op === "poll") && entry.out !== null) {
+      const recorded = entry.out as unknown[];
+      const actual = output as unknown[];
+      if (encodeValue(recorded) !== encodeValue(actual)) {
+        const { expected, actual: got } = firstDifference(recorded, actual);
+        return report(lineNo, t, op, expected, got);
+      }
+    }
+  }
+  return { lines: lines.length, calls };
+}
+
+export async function replayFile(file: string, options: ReplayOptions = {}): Promise<ReplayReport> {
+  return replayLines(fs.readFileSync(file, "utf8").split("\n"), options);
+}
