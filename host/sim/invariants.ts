@@ -35,19 +35,26 @@ export class Invariants {
     this.violations.push({ atMs, invariant, message });
   }
 
-  /** Called as the runtime starts container `c` of a pod with `restartPolicy`. */
-  onStart(runtime: SimRuntime, c: SimContainer, restartPolicy: string, nowMs: number): void {
+  /** Called as the runtime starts container `c`: it must be the only one of its name running. */
+  onStart(runtime: SimRuntime, c: SimContainer, nowMs: number): void {
     const running = runtime.runningNamed(c.podUid, c.name);
     if (running.length > 1) {
       this.violate(nowMs, "one-running-container", `pod ${c.podUid} has ${running.length} running "${c.name}" containers: ${running.map((x) => x.id.slice(0, 12)).join(", ")}`);
     }
-    // The previous instance the runtime still holds: what upstream's doBackOff looks at.
+  }
+
+  /**
+   * Called as the runtime creates container `c` of a pod with `restartPolicy`. Creating is where
+   * upstream decides a restart: when the newest earlier instance of the name has exited, the
+   * restart policy must allow it and the crash-loop back-off must have run out.
+   */
+  onCreate(runtime: SimRuntime, c: SimContainer, restartPolicy: string, nowMs: number): void {
     let previous: SimContainer | undefined;
     for (const other of runtime.containers.values()) {
-      if (other === c || other.podUid !== c.podUid || other.name !== c.name || other.state !== "exited") continue;
-      if (!previous || other.createdAtMs > previous.createdAtMs) previous = other;
+      if (other === c || other.podUid !== c.podUid || other.name !== c.name) continue;
+      if (!previous || other.createdAtMs > previous.createdAtMs || (other.createdAtMs === previous.createdAtMs && other.attempt > previous.attempt)) previous = other;
     }
-    if (!previous) return;
+    if (!previous || previous.state !== "exited") return;
     this.restartsSeen++;
     const policy = restartPolicy || "Always";
     if (policy === "Never" || (policy === "OnFailure" && previous.exitCode === 0)) {
@@ -56,18 +63,20 @@ export class Invariants {
     const key = `${c.podUid}/${c.name}/${c.specHash}`;
     const entry = this.backoff.get(key);
     const { backoffInitialMs, backoffMaxMs, latencySlackMs } = this.config;
-    // Expiry is judged with a little slack both ways: the oracle sees starts, the core decides
-    // a few calls earlier.
-    const expired = entry !== undefined && nowMs - entry.lastUpdateMs > 2 * backoffMaxMs - latencySlackMs;
-    if (entry && !expired && nowMs - previous.finishedAtMs < entry.backoffMs) {
+    // An entry idle for 2 x max is gone: client-go judges that from the exit time, and the
+    // core's collection (every minute, as upstream's) drops it by the clock. Where the two could
+    // disagree, within the slack of the calls between decision and create, the oracle takes the
+    // lenient side: the entry is gone and the wait starts over.
+    const limitMs = 2 * backoffMaxMs - latencySlackMs;
+    const gone = entry === undefined || previous.finishedAtMs - entry.lastUpdateMs > limitMs || nowMs - entry.lastUpdateMs > limitMs;
+    if (!gone && nowMs - previous.finishedAtMs < entry.backoffMs) {
       this.violate(
         nowMs,
         "crash-loop-back-off",
         `container "${c.name}" of pod ${c.podUid} restarted ${nowMs - previous.finishedAtMs} ms after it exited; the back-off was ${entry.backoffMs} ms`,
       );
     }
-    if (!entry || nowMs - entry.lastUpdateMs > 2 * backoffMaxMs) this.backoff.set(key, { backoffMs: backoffInitialMs, lastUpdateMs: nowMs });
-    else this.backoff.set(key, { backoffMs: Math.min(entry.backoffMs * 2, backoffMaxMs), lastUpdateMs: nowMs });
+    this.backoff.set(key, { backoffMs: gone ? backoffInitialMs : Math.min(entry.backoffMs * 2, backoffMaxMs), lastUpdateMs: nowMs });
   }
 
   /** The agent restarted: its back-off memory is gone, as upstream's is after a kubelet restart. */

@@ -351,7 +351,16 @@ export class Simulator {
       case "create-container": {
         const create = kind.val;
         const image = create.container.image;
-        const createIt = () => this.criCall("CreateContainer", () => rt.createContainer(create, this.nowMs), done);
+        const createIt = () =>
+          this.criCall(
+            "CreateContainer",
+            () => {
+              const id = rt.createContainer(create, this.nowMs);
+              this.invariants.onCreate(rt, rt.containers.get(id)!, this.podInfo.get(create.sandbox.podUid)?.restartPolicy ?? "Always", this.nowMs);
+              return id;
+            },
+            done,
+          );
         this.criCall("ImageStatus", () => (rt.hasImage(image) ? "present" : ""), (status) => {
           if ("err" in status) return done(status);
           if (status.ok === "present") return createIt();
@@ -380,8 +389,11 @@ export class Simulator {
    */
   private criCall(call: CriCall, effect: () => string, done: (outcome: CallOutcome) => void, extraMs = 0): void {
     const issuedAtMs = this.nowMs;
+    const generation = this.generation;
     let delayMs: number = RETRY_POLICY.firstDelayMs;
     const attempt = () => {
+      // A call the runtime has not received yet dies with the agent process that made it.
+      if (generation !== this.generation) return;
       this.stats.runtimeCalls++;
       if (this.nowMs < this.runtimeDownUntilMs) {
         if (this.nowMs - issuedAtMs + delayMs < RETRY_POLICY.budgetMs) {
@@ -431,7 +443,7 @@ export class Simulator {
     const c = this.runtime.startContainer(id, this.nowMs);
     this.stats.containerStarts++;
     const info = this.podInfo.get(c.podUid);
-    this.invariants.onStart(this.runtime, c, info?.restartPolicy ?? "Always", this.nowMs);
+    this.invariants.onStart(this.runtime, c, this.nowMs);
     const behaviour = info?.behaviour[c.name];
     if (behaviour?.exitAfter) {
       const run = c.runNumber;
@@ -484,7 +496,7 @@ export class Simulator {
         if (generation !== this.generation) return;
         const lossy = this.nowMs < this.relistFault.untilMs;
         if (lossy && this.relistRng.chance(this.relistFault.lose)) {
-          this.disturbed("relist-lost", {});
+          this.disturbed("relist-lost", {}, this.nowMs + RELIST_ANSWER_TIMEOUT_MS);
           return;
         }
         const deliver = () => {
@@ -494,7 +506,7 @@ export class Simulator {
         };
         deliver();
         if (lossy && this.relistRng.chance(this.relistFault.duplicate)) {
-          this.disturbed("relist-duplicated", {});
+          this.disturbed("relist-duplicated", {}, this.nowMs + 3 * this.scenario.relistPeriodMs);
           this.queue.push(this.nowMs + this.relistRng.int(1, 3 * this.scenario.relistPeriodMs), "relist duplicate", deliver);
         }
       });
@@ -534,15 +546,19 @@ export class Simulator {
       else if (roll < fault.error + fault.timeout + fault.slow) kind = "slow";
       if (kind) {
         this.stats.faultsInjected++;
-        this.disturbed("fault", { call, kind });
+        // A failed call is retried after the worker back-off; a timed-out one only after its deadline.
+        const s = this.scenario;
+        const lastsMs = kind === "timeout" ? s.criTimeoutMs + s.workerErrorBackoffMs : kind === "error" ? s.workerErrorBackoffMs : 0;
+        this.disturbed("fault", { call, kind }, this.nowMs + lastsMs + 10 * this.maxLatencyMs());
         return kind;
       }
     }
     return undefined;
   }
 
-  private disturbed(event: string, fields: Record<string, unknown>): void {
-    this.lastDisturbanceMs = this.nowMs;
+  /** Records a disturbance whose effects on the core may last until `untilMs`. */
+  private disturbed(event: string, fields: Record<string, unknown>, untilMs = this.nowMs): void {
+    this.lastDisturbanceMs = Math.max(this.lastDisturbanceMs, untilMs);
     this.trace?.sim(this.nowMs, event, fields);
   }
 
@@ -573,16 +589,17 @@ export class Simulator {
         return;
       case "agentRestart":
         this.stats.agentRestarts++;
-        this.disturbed("agent-restart", { downMs: action.downMs });
+        this.disturbed("agent-restart", { downMs: action.downMs }, this.nowMs + action.downMs);
         // The process dies: its queue, its calls' answers and its core's memory go with it.
         this.core = undefined;
         this.invariants.onAgentRestart();
-        this.generation++;
+        const generation = ++this.generation;
         this.inFlight = 0;
         this.waiting = [];
         this.pendingResults = [];
         this.wakeAtMs = undefined;
         this.queue.push(this.nowMs + Math.max(1, action.downMs), "agent start", async () => {
+          if (generation !== this.generation) return; // restarted again while down: that start wins
           this.disturbed("agent-start", {});
           await this.startCore();
         });
@@ -618,13 +635,14 @@ export class Simulator {
       }
       case "suspend":
         // The whole node sleeps: nothing happens, then every clock has jumped.
-        this.disturbed("suspend", { forMs: action.forMs });
+        this.trace?.sim(this.nowMs, "suspend", { forMs: action.forMs });
         this.queue.shift(action.forMs);
         if (this.wakeAtMs !== undefined) this.wakeAtMs += action.forMs;
         for (const f of this.faults) f.untilMs += action.forMs;
         this.relistFault.untilMs += action.forMs;
         if (this.runtimeDownUntilMs > this.nowMs) this.runtimeDownUntilMs += action.forMs;
         for (const d of this.deletions.values()) d.deadlineMs += action.forMs;
+        if (this.lastDisturbanceMs > this.nowMs) this.lastDisturbanceMs += action.forMs; // its effects resume too
         this.endMs += action.forMs; // the scenario's events all still happen
         return;
     }
@@ -666,7 +684,7 @@ export class Simulator {
   private scheduleGoneCheck(deletion: Deletion): void {
     this.queue.push(deletion.deadlineMs, "gone check", () => {
       if (this.deletions.get(deletion.uid) !== deletion) return; // re-added since
-      if (this.lastDisturbanceMs >= deletion.deletedAtMs) {
+      if (this.calmSinceMs() >= deletion.deletedAtMs) {
         // Faults or restarts may rightly delay the clean-up: look again once they have passed.
         deletion.deletedAtMs = this.nowMs;
         deletion.deadlineMs = this.nowMs + this.settleMs();
@@ -676,6 +694,11 @@ export class Simulator {
       this.invariants.checkGone(this.runtime, deletion.uid, deletion.key, deletion.deletedAtMs, this.nowMs);
       this.deletions.delete(deletion.uid);
     });
+  }
+
+  /** When the node last stopped being disturbed (a restart in progress counts until it ends). */
+  private calmSinceMs(): number {
+    return Math.max(this.lastDisturbanceMs, this.runtimeDownUntilMs);
   }
 
   /** How long after the last disturbance the core must have caught up. */
@@ -755,7 +778,7 @@ export class Simulator {
       this.failedExpectations.push({ text: e.text, atMs: this.nowMs - SIM_EPOCH_MS, detail: this.evaluate(e) ?? "met only after its time" });
     }
     // Every desired pod must have reached running or an end, if the run was calm for long enough.
-    const calmSince = Math.max(this.lastDisturbanceMs, SIM_EPOCH_MS);
+    const calmSince = Math.max(this.calmSinceMs(), SIM_EPOCH_MS);
     if (this.nowMs - calmSince < this.settleMs()) return;
     for (const d of this.desired) {
       if (d.deleted || !d.spec || this.nowMs - d.changedAtMs < this.settleMs()) continue;

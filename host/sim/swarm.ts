@@ -56,9 +56,12 @@ export function swarmDocument(seed: number): Doc {
     return { manifest: manifest(rng, name, containerNames, image), containers };
   };
   const podCount = rng.chance(0.1) ? rng.int(20, 40) : rng.int(1, 10);
+  /** Each pod's newest manifest, which an edit starts from. */
+  const latest = new Map<string, Doc>();
   for (let i = 0; i < podCount; i++) {
     names.push(`p${i}`);
     pods.push(newPod(`p${i}`));
+    latest.set(`p${i}`, pods[i]);
   }
   const alive = new Set(names);
   const deleted = new Set<string>();
@@ -83,11 +86,15 @@ export function swarmDocument(seed: number): Doc {
     else if (r < 0.51) events.push({ at, runtimeRestart: { down: `${rng.int(0, 40)}s` } });
     else if (r < 0.59) events.push({ at, agentRestart: { down: `${rng.int(0, 20)}s` } });
     else if (r < 0.71 && target) {
-      const edited = newPod(target);
-      const original = pods.find((p) => ((p.manifest as Doc).metadata as Doc).name === target);
-      // Keep the uid when the pod had one: an in-place edit rather than a new pod.
-      const uid = original ? ((original.manifest as Doc).metadata as Doc).uid : undefined;
-      if (uid) ((edited.manifest as Doc).metadata as Doc).uid = uid;
+      const current = latest.get(target)!;
+      const uid = ((current.manifest as Doc).metadata as Doc).uid;
+      let edited: Doc;
+      if (uid) {
+        // A pod with a uid is edited in place, and Kubernetes lets an edit change only images.
+        edited = structuredClone(current);
+        for (const c of ((edited.manifest as Doc).spec as Doc).containers as Doc[]) c.image = image();
+      } else edited = newPod(target); // a static pod's new manifest is a new pod
+      latest.set(target, edited);
       events.push({ at, update: edited });
     } else if (r < 0.8 && target) {
       events.push({ at, delete: target });
@@ -96,13 +103,13 @@ export function swarmDocument(seed: number): Doc {
     } else if (r < 0.9) {
       const back = some(deleted);
       if (back && rng.chance(0.5)) {
-        const original = pods.find((p) => ((p.manifest as Doc).metadata as Doc).name === back);
-        events.push({ at, add: original ?? newPod(back) });
+        events.push({ at, add: latest.get(back)! });
         deleted.delete(back);
         alive.add(back);
       } else {
         const name = `p${added++}`;
-        events.push({ at, add: newPod(name) });
+        latest.set(name, newPod(name));
+        events.push({ at, add: latest.get(name)! });
         alive.add(name);
       }
     } else events.push({ at, suspend: `${rng.int(1, 120)}m` });
