@@ -44,9 +44,10 @@ export class Invariants {
   }
 
   /**
-   * Called as the runtime creates container `c` of a pod with `restartPolicy`. Creating is where
-   * upstream decides a restart: when the newest earlier instance of the name has exited, the
-   * restart policy must allow it and the crash-loop back-off must have run out.
+   * Called as the runtime creates container `c` of a pod with `restartPolicy`, which the core
+   * decided at `nowMs` (the create may land much later: a slow call, a suspend). When the newest
+   * earlier instance of the name has exited, this is a restart: the restart policy must allow
+   * it, and at the decision the crash-loop back-off must have run out.
    */
   onCreate(runtime: SimRuntime, c: SimContainer, restartPolicy: string, nowMs: number): void {
     let previous: SimContainer | undefined;

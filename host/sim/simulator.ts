@@ -10,7 +10,7 @@ import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
 import { ManifestError, podFromManifest } from "../sources/manifest.js";
 import { RecordingCore, TraceSink, TraceWriter } from "../trace/recording-core.js";
 import { DurationRange } from "./duration.js";
-import { EventQueue } from "./event-queue.js";
+import { EventQueue, SimEvent } from "./event-queue.js";
 import { Invariants, Violation } from "./invariants.js";
 import { Prng } from "./prng.js";
 import { CallFault, ContainerBehaviour, CriCall, Expectation, Scenario, ScenarioPod } from "./scenario.js";
@@ -118,10 +118,12 @@ export class Simulator {
   /** Bumped on each agent restart: answers to a dead agent's calls are dropped. */
   private generation = 0;
   private inFlight = 0;
-  private waiting: PlannedAction[] = [];
+  /** Runtime actions waiting for one of the executor's slots, with when the core decided them. */
+  private waiting: { action: PlannedAction; decidedAtMs: number }[] = [];
   private pendingResults: ActionResult[] = [];
   private needPump = false;
-  private wakeAtMs: number | undefined;
+  /** The pending wake-up at the core's deadline (a suspend moves it with every other event). */
+  private wakeEvent: SimEvent | undefined;
   private stopped = false;
 
   private readonly desired: DesiredPod[] = [];
@@ -274,13 +276,14 @@ export class Simulator {
   }
 
   private wakeAt(atMs: number): void {
-    if (this.wakeAtMs !== undefined && this.wakeAtMs > this.nowMs && this.wakeAtMs <= atMs) return;
-    this.wakeAtMs = atMs;
-    this.queue.push(atMs, "wake", () => {
-      if (this.wakeAtMs !== atMs) return; // superseded by an earlier wake
-      this.wakeAtMs = undefined;
+    const current = this.wakeEvent;
+    if (current !== undefined && current.atMs > this.nowMs && current.atMs <= atMs) return;
+    const event: SimEvent = this.queue.push(atMs, "wake", () => {
+      if (this.wakeEvent !== event) return; // superseded by an earlier wake
+      this.wakeEvent = undefined;
       this.needPump = true;
     });
+    this.wakeEvent = event;
   }
 
   private sendPods(): void {
@@ -312,20 +315,20 @@ export class Simulator {
       case "remove-pod-cgroup":
         return; // no log or cgroup file system in the simulation
       default:
-        if (this.inFlight < DEFAULT_ACTION_CONCURRENCY) this.execute(action, this.generation);
-        else this.waiting.push(action);
+        if (this.inFlight < DEFAULT_ACTION_CONCURRENCY) this.execute(action, this.generation, this.nowMs);
+        else this.waiting.push({ action, decidedAtMs: this.nowMs });
     }
   }
 
   // --- the host's executor, against the simulated runtime -------------------------------------
 
-  private execute(action: PlannedAction, generation: number): void {
+  private execute(action: PlannedAction, generation: number, decidedAtMs: number): void {
     this.inFlight++;
     const done = (outcome: CallOutcome) => {
       if (generation !== this.generation) return; // the agent that asked is gone
       this.inFlight--;
       const next = this.waiting.shift();
-      if (next) this.execute(next, generation);
+      if (next) this.execute(next.action, generation, next.decidedAtMs);
       let result: ActionResult;
       if ("ok" in outcome) result = { actionId: action.id, outcome: { tag: "ok", val: outcome.ok } };
       else {
@@ -356,7 +359,7 @@ export class Simulator {
             "CreateContainer",
             () => {
               const id = rt.createContainer(create, this.nowMs);
-              this.invariants.onCreate(rt, rt.containers.get(id)!, this.podInfo.get(create.sandbox.podUid)?.restartPolicy ?? "Always", this.nowMs);
+              this.invariants.onCreate(rt, rt.containers.get(id)!, this.podInfo.get(create.sandbox.podUid)?.restartPolicy ?? "Always", decidedAtMs);
               return id;
             },
             done,
@@ -597,7 +600,7 @@ export class Simulator {
         this.inFlight = 0;
         this.waiting = [];
         this.pendingResults = [];
-        this.wakeAtMs = undefined;
+        this.wakeEvent = undefined;
         this.queue.push(this.nowMs + Math.max(1, action.downMs), "agent start", async () => {
           if (generation !== this.generation) return; // restarted again while down: that start wins
           this.disturbed("agent-start", {});
@@ -637,7 +640,6 @@ export class Simulator {
         // The whole node sleeps: nothing happens, then every clock has jumped.
         this.trace?.sim(this.nowMs, "suspend", { forMs: action.forMs });
         this.queue.shift(action.forMs);
-        if (this.wakeAtMs !== undefined) this.wakeAtMs += action.forMs;
         for (const f of this.faults) f.untilMs += action.forMs;
         this.relistFault.untilMs += action.forMs;
         if (this.runtimeDownUntilMs > this.nowMs) this.runtimeDownUntilMs += action.forMs;
