@@ -46,7 +46,27 @@ function nodeTestCounts({ code, output }) {
   return { passed: Number(pass[1]), failed: failed > 0 || code === 0 ? failed : 1 };
 }
 
+/** `nanolet sim` ends a multi-run with `N runs, M failed`. */
+function simCounts({ code, output }) {
+  const m = /^(\d+) runs, (\d+) failed/m.exec(strip(output));
+  if (!m) return { passed: 0, failed: 1 };
+  const failed = Number(m[2]);
+  return { passed: Number(m[1]) - failed, failed: failed > 0 || code === 0 ? failed : 1 };
+}
+
+/** Swarm size in CI: at least 200 random scenarios (`SIM_SEEDS=1..1000 npm test -- sim` for more). */
+const SWARM_SEEDS = process.env.SIM_SEEDS ?? "1..250";
+
 const suites = [
+  {
+    name: "sim",
+    run: async () => {
+      const corpus = (await import("node:fs")).readdirSync(path.join(root, "tests/sim")).filter((f) => f.endsWith(".yaml")).map((f) => `tests/sim/${f}`);
+      const a = simCounts(await run(process.execPath, ["bin/nanolet", "sim", "--quiet", "--seeds", "1..10", ...corpus]));
+      const b = simCounts(await run(process.execPath, ["bin/nanolet", "sim", "--quiet", "--seeds", SWARM_SEEDS]));
+      return { passed: a.passed + b.passed, failed: a.failed + b.failed };
+    },
+  },
   { name: "core", run: () => run(process.execPath, ["node_modules/.bin/asp", "--summary"]).then(aspectCounts) },
   { name: "host", run: () => run(process.execPath, ["--test", "--test-reporter=tap", "tests/host/"]).then(nodeTestCounts) },
   {

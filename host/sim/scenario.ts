@@ -29,7 +29,6 @@ export const CRI_CALLS = [
   "PullImage",
   "ListPodSandbox",
   "ListContainers",
-  "ContainerStatus",
 ] as const;
 export type CriCall = (typeof CRI_CALLS)[number];
 
@@ -223,7 +222,7 @@ function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
   const entry = r.object(value, field);
   // Either a bare Pod manifest, or { manifest, containers } with the containers' behaviour.
   const bare = entry.kind !== undefined;
-  if (!bare) r.only(entry, field, ["manifest", "containers"]);
+  if (!bare) r.only(entry, field, ["manifest", "containers", "copies"]);
   const manifest = bare ? entry : r.object(entry.manifest, `${field}.manifest`);
   const metadata = r.object(manifest.metadata, `${bare ? field : `${field}.manifest`}.metadata`);
   const key = r.string(metadata.name, `${bare ? field : `${field}.manifest`}.metadata.name`);
@@ -350,7 +349,20 @@ export function readScenario(doc: unknown, file: string): Scenario {
   }
   const images = o.images === undefined ? {} : r.object(o.images, "images");
   r.only(images, "images", ["missing", "preloaded"]);
-  const pods = r.list(o.pods, "pods").map((p, i) => readPod(r, p, `pods[${i}]`));
+  // `copies: N` on an entry stands for N pods named <name>-0 .. <name>-(N-1).
+  const pods = r.list(o.pods, "pods").flatMap((p, i) => {
+    const field = `pods[${i}]`;
+    const entry = r.object(p, field);
+    if (entry.copies === undefined) return [readPod(r, p, field)];
+    const { copies, ...rest } = entry;
+    const n = r.int(copies, `${field}.copies`, 1, 10_000);
+    const template = readPod(r, rest, field);
+    return Array.from({ length: n }, (_, k) => {
+      const manifest = structuredClone(template.manifest);
+      (manifest.metadata as Obj).name = `${template.key}-${k}`;
+      return { key: `${template.key}-${k}`, manifest, behaviour: template.behaviour };
+    });
+  });
   const podKeys = new Set<string>();
   for (const [i, p] of pods.entries()) {
     if (podKeys.has(p.key)) r.fail(`pods[${i}].metadata.name`, `duplicate pod name "${p.key}"`);

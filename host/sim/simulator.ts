@@ -359,7 +359,8 @@ export class Simulator {
             "CreateContainer",
             () => {
               const id = rt.createContainer(create, this.nowMs);
-              this.invariants.onCreate(rt, rt.containers.get(id)!, this.podInfo.get(create.sandbox.podUid)?.restartPolicy ?? "Always", decidedAtMs);
+              // A create that lands after its agent died: that agent's back-off memory died too.
+              if (generation === this.generation) this.invariants.onCreate(rt, rt.containers.get(id)!, this.podInfo.get(create.sandbox.podUid)?.restartPolicy ?? "Always", decidedAtMs);
               return id;
             },
             done,

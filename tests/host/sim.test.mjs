@@ -1,0 +1,147 @@
+// The simulator itself: scenario files run and their expectations hold; the same seed gives the
+// same trace byte for byte; a trace replays without divergence and a changed one is caught; the
+// invariants catch a broken core; scenario mistakes are named by file and field.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import test from "node:test";
+import { parse } from "yaml";
+import { CoreAgent } from "../../dist/core.js";
+import { Simulator } from "../../dist/sim/simulator.js";
+import { ScenarioError, loadScenarioFile, readScenario } from "../../dist/sim/scenario.js";
+import { swarmScenario } from "../../dist/sim/swarm.js";
+import { replayLines } from "../../dist/trace/replay.js";
+
+const corpus = path.join(import.meta.dirname, "../sim");
+
+async function traced(scenario, seed) {
+  const lines = [];
+  const report = await Simulator.run({ scenario, seed, trace: (line) => lines.push(line) });
+  return { report, lines };
+}
+
+for (const file of fs.readdirSync(corpus).filter((f) => f.endsWith(".yaml")).sort()) {
+  test(`scenario ${file} holds for seeds 1..3`, async () => {
+    const scenario = loadScenarioFile(path.join(corpus, file));
+    for (const seed of [1, 2, 3]) {
+      const report = await Simulator.run({ scenario, seed });
+      assert.deepEqual(report.violations, [], `seed ${seed}`);
+      assert.deepEqual(report.failedExpectations, [], `seed ${seed}`);
+      assert.ok(report.stats.containerStarts > 0);
+    }
+  });
+}
+
+test("the same seed gives a byte-identical trace; another seed a different one", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "flapping.yaml"));
+  const a = await traced(scenario, 7);
+  const b = await traced(scenario, 7);
+  const c = await traced(scenario, 8);
+  assert.ok(a.lines.length > 1000);
+  assert.equal(a.lines.join("\n"), b.lines.join("\n"));
+  assert.notEqual(a.lines.join("\n"), c.lines.join("\n"));
+  const swarmA = await traced(swarmScenario(11), 11);
+  const swarmB = await traced(swarmScenario(11), 11);
+  assert.equal(swarmA.lines.join("\n"), swarmB.lines.join("\n"));
+});
+
+test("a simulator trace replays without divergence; a changed recording is caught at its line", async () => {
+  const { lines } = await traced(loadScenarioFile(path.join(corpus, "agent-restart.yaml")), 3);
+  const clean = await replayLines(lines);
+  assert.equal(clean.divergence, undefined);
+  assert.ok(clean.calls > 100);
+  // Pretend the recorded core had asked to stop a container it in fact started.
+  const at = lines.findIndex((l) => l.includes('"op":"poll"') && l.includes('"tag":"start-container"'));
+  const tampered = [...lines];
+  tampered[at] = tampered[at].replace('"tag":"start-container"', '"tag":"stop-container"');
+  const report = await replayLines(tampered);
+  assert.equal(report.divergence?.line, at + 1);
+  assert.equal(report.divergence?.op, "poll");
+  assert.match(report.divergence.expected, /stop-container/);
+  assert.match(report.divergence.actual, /start-container/);
+});
+
+test("the invariants catch a core that never stops containers", async () => {
+  const createCore = async (config) => {
+    const core = await CoreAgent.create(config);
+    const poll = core.pollActions.bind(core);
+    core.pollActions = (now) => poll(now).filter((a) => a.kind.tag !== "stop-container");
+    return core;
+  };
+  const scenario = loadScenarioFile(path.join(corpus, "graceful-deletion.yaml"));
+  const report = await Simulator.run({ scenario, seed: 1, createCore });
+  assert.equal(report.ok, false);
+  assert.ok(report.violations.some((v) => v.invariant === "deleted-pod-cleaned-up"), JSON.stringify(report.violations));
+});
+
+test("the invariants catch a core that restarts without back-off", async () => {
+  // A core told that every exit happened long ago restarts crash-looping containers at once.
+  const liar = async (config) => {
+    const inner = await CoreAgent.create(config);
+    const lie = (s) => ({ ...s, containers: s.containers.map((c) => (c.state === "exited" ? { ...c, finishedAtNs: 1n } : c)) });
+    return {
+      handlePods: (t, pods) => inner.handlePods(t, pods),
+      handleSnapshot: (t, s) => inner.handleSnapshot(t, lie(s)),
+      handleActionResults: (t, r) => inner.handleActionResults(t, r),
+      pollActions: (t) => inner.pollActions(t),
+      pollDeadline: () => inner.pollDeadline(),
+    };
+  };
+  const scenario = loadScenarioFile(path.join(corpus, "crash-loop-backoff.yaml"));
+  const report = await Simulator.run({ scenario, seed: 1, createCore: liar });
+  assert.ok(report.violations.some((v) => v.invariant === "crash-loop-back-off"), JSON.stringify(report.violations));
+});
+
+test("an expectation that does not hold fails the run with what was seen", async () => {
+  const doc = parse(fs.readFileSync(path.join(corpus, "restart-policies.yaml"), "utf8"));
+  doc.expect = [{ at: "1m50s", pod: "never-succeeds", phase: "Running", restarts: { ok: 1 } }];
+  const report = await Simulator.run({ scenario: readScenario(doc, "edited.yaml"), seed: 1 });
+  assert.equal(report.ok, false);
+  assert.equal(report.failedExpectations.length, 1);
+  assert.match(report.failedExpectations[0].detail, /phase is succeeded, want Running; restarts of ok are 0, want 1/);
+});
+
+test("scenario mistakes name the file and the field", () => {
+  const base = () => parse(fs.readFileSync(path.join(corpus, "graceful-deletion.yaml"), "utf8"));
+  const cases = [
+    [(d) => (d.timeline[0].at = "soon"), /x\.yaml: timeline\[0\]\.at: invalid duration "soon"/],
+    [(d) => (d.timeline[0] = { at: "1s", delete: "nobody" }), /timeline\[0\]\.delete: no pod named "nobody"/],
+    [(d) => (d.timeline[0] = { at: "1s", fault: { call: "Frobnicate" } }), /timeline\[0\]\.fault\.call: unknown CRI call "Frobnicate"/],
+    [(d) => (d.timeline[0] = { at: "1s", fault: { call: "*", error: 2 } }), /timeline\[0\]\.fault\.error: expected a probability/],
+    [(d) => (d.expect[0].phase = "Runing"), /expect\[0\]\.phase: expected one of/],
+    [(d) => (d.expect[0].restart = { app: 1 }), /expect\[0\]\.restart: unknown field/],
+    [(d) => (d.pods[0].containers.app.exitAfter = "3s-1s"), /ends before it starts/],
+    [(d) => (d.duration = "10s"), /x\.yaml: timeline\[0\]\.at: is later than the scenario.s duration/],
+  ];
+  for (const [edit, message] of cases) {
+    const doc = base();
+    edit(doc);
+    assert.throws(() => readScenario(doc, "x.yaml"), (e) => e instanceof ScenarioError && message.test(e.message), String(message));
+  }
+});
+
+test("a broken manifest in a scenario is refused and reported, and the other pods run", async () => {
+  const doc = parse(fs.readFileSync(path.join(corpus, "graceful-deletion.yaml"), "utf8"));
+  doc.pods[0].manifest.spec.containers[0].name = "Bad_Name";
+  doc.timeline = [];
+  doc.expect = [{ at: "10s", pod: "stubborn", running: ["app"] }];
+  const report = await Simulator.run({ scenario: readScenario(doc, "x.yaml"), seed: 1 });
+  assert.equal(report.ok, true, JSON.stringify(report));
+  assert.equal(report.refused.length, 1);
+  assert.match(report.refused[0], /^polite: spec\.containers\[0\]\.name/);
+});
+
+test("a trace file written by the CLI replays from the CLI", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-sim-"));
+  const { simCommand } = await import("../../dist/sim/cli.js");
+  let out = "";
+  const write = (t) => (out += t);
+  assert.equal(await simCommand(["--seed", "5", "--trace", path.join(dir, "t.jsonl"), path.join(corpus, "crash-loop-backoff.yaml")], write), 0);
+  assert.match(out, /^seed=5 scenario=crash-loop-backoff duration=4m/m);
+  assert.match(out, /^ok {3}seed=5/m);
+  out = "";
+  assert.equal(await simCommand(["--replay", path.join(dir, "t.jsonl")], write), 0);
+  assert.match(out, /no divergence/);
+  fs.rmSync(dir, { recursive: true });
+});
