@@ -164,3 +164,25 @@ test("a container that cannot be inspected keeps its pod's last view until the n
   assert.equal([...h.runtime.containers.values()].filter((c) => c.state === "running").length, 1, "never two running");
   h.loop.stop();
 });
+
+test("a recording of the agent loop (as `run --record` makes) replays without divergence", async () => {
+  const { RecordingCore, TraceWriter } = await import("../../dist/trace/recording-core.js");
+  const { replayLines } = await import("../../dist/trace/replay.js");
+  const lines = [];
+  const trace = new TraceWriter((line) => lines.push(line));
+  trace.header(Date.now(), { recordedBy: "test" });
+  const createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
+  const h = harness({ createCore });
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web", { containers: ["a", "b"] })], problems: [] });
+  await until("running", () => h.running("a").length === 1 && h.running("b").length === 1);
+  h.runtime.exit(h.running("a")[0].id, 1);
+  await until("restarted", () => h.running("a").length === 1 && [...h.runtime.containers.values()].filter((c) => c.name === "a").length === 2);
+  h.loop.setPods({ pods: [], problems: [] });
+  await until("removed", () => h.runtime.sandboxes.size === 0);
+  h.loop.stop();
+  assert.ok(lines.some((l) => l.includes('"op":"relist"') && l.includes('"same":true')), "steady relists are written as same");
+  const report = await replayLines(lines);
+  assert.equal(report.divergence, undefined, JSON.stringify(report.divergence));
+  assert.ok(report.calls > 20);
+});
