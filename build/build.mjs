@@ -66,12 +66,26 @@ export async function build({ host = true } = {}) {
     "transpile", "build/out/nanolet-core.wasm", "-o", "build/out/core-js", "--instantiation", "async",
     "--name", "nanolet-core", "--quiet",
   ]);
+  patchDebugLog(path.join(out, "core-js/nanolet-core.js"));
 
   if (host) {
     step("tsc -p host");
     run(bin("tsc"), ["-p", "host/tsconfig.json"]);
   }
   step(`done: component ${component.length} bytes`);
+}
+
+/**
+ * jco 1.35's bindings look up process.env.JCO_DEBUG on every one of the ~20 debug-log calls each
+ * call into the component makes; process.env is a getenv per access, and that was 6% of the
+ * simulator's time. Read it once, when the bindings load. Refuses to build if the code changed.
+ */
+function patchDebugLog(file) {
+  const before = "if (!globalThis?.process?.env?.JCO_DEBUG) { return; }";
+  const text = fs.readFileSync(file, "utf8");
+  if (!text.includes(before)) throw new Error(`${file}: jco's _debugLog changed; update patchDebugLog in build/build.mjs`);
+  const patched = text.replace(before, "if (!JCO_DEBUG_ONCE) { return; }");
+  fs.writeFileSync(file, `const JCO_DEBUG_ONCE = !!globalThis?.process?.env?.JCO_DEBUG;\n${patched}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

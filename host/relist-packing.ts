@@ -14,6 +14,8 @@ export function packSnapshot(s: RuntimeSnapshot): PackedSnapshot {
     units += c.id.length + c.sandboxId.length + c.podUid.length + c.name.length + c.image.length + c.specHash.length + c.reason.length + c.message.length;
   }
   const text = new Uint16Array(units);
+  // Strings are copied by Buffer's native UTF-16 writer: a charCodeAt loop was most of the cost.
+  const textBytes = Buffer.from(text.buffer, text.byteOffset, text.byteLength);
   let at = 0;
   const sandboxes = new Uint32Array(s.sandboxes.length * SANDBOX_WORDS);
   const sandboxNumbers = new BigInt64Array(s.sandboxes.length * 2);
@@ -22,7 +24,8 @@ export function packSnapshot(s: RuntimeSnapshot): PackedSnapshot {
   const put = (words: Uint32Array, w: number, value: string) => {
     words[w] = at;
     words[w + 1] = value.length;
-    for (let i = 0; i < value.length; i++) text[at++] = value.charCodeAt(i);
+    if (value.length > 0) textBytes.write(value, at * 2, "utf16le");
+    at += value.length;
   };
   s.sandboxes.forEach((x, i) => {
     const w = i * SANDBOX_WORDS;
