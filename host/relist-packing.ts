@@ -1,67 +1,140 @@
 // Packs a runtime snapshot into the core's packed-snapshot form (see wit/types.wit): typed
 // arrays, which cross into the component as block copies. Layout constants mirror
-// assembly/core/packed.ts.
-import type { PackedSnapshot, RuntimeSnapshot } from "./core-types.js";
+// assembly/core/packed.ts. One writer per object kind lays an object into the arrays; the agent
+// packs a whole relist in one pass with it, and the simulator packs each object once into its
+// own small segment and lays unchanged segments end to end (assembleSnapshot).
+import type { ContainerObservation, PackedSnapshot, RuntimeSnapshot, SandboxObservation } from "./core-types.js";
 
 const SANDBOX_WORDS = 10;
+const SANDBOX_NUMBERS = 2;
 const CONTAINER_WORDS = 18;
+const CONTAINER_NUMBERS = 4;
+const SANDBOX_STRINGS = 4;
+const CONTAINER_STRINGS = 8;
 const STATE_CODES: Record<string, number> = { created: 0, running: 1, exited: 2, unknown: 3 };
+/** Longer strings (IDs) are copied by Buffer's native UTF-16 writer; shorter ones by hand. */
+const NATIVE_COPY_UNITS = 24;
+
+/** Where the writers put things: the arrays and the next free text unit. */
+interface Target {
+  text: Uint16Array;
+  bytes: Buffer;
+  at: number;
+}
+
+function target(units: number): Target {
+  const text = new Uint16Array(units);
+  return { text, bytes: Buffer.from(text.buffer, text.byteOffset, text.byteLength), at: 0 };
+}
+
+function put(t: Target, words: Uint32Array, w: number, value: string): void {
+  words[w] = t.at;
+  words[w + 1] = value.length;
+  if (value.length >= NATIVE_COPY_UNITS) {
+    t.bytes.write(value, t.at * 2, "utf16le");
+    t.at += value.length;
+  } else {
+    const text = t.text;
+    for (let i = 0; i < value.length; i++) text[t.at++] = value.charCodeAt(i);
+  }
+}
+
+function sandboxUnits(x: SandboxObservation): number {
+  return x.id.length + x.podUid.length + x.podName.length + x.podNamespace.length;
+}
+
+function containerUnits(c: ContainerObservation): number {
+  return c.id.length + c.sandboxId.length + c.podUid.length + c.name.length + c.image.length + c.specHash.length + c.reason.length + c.message.length;
+}
+
+function writeSandbox(x: SandboxObservation, t: Target, words: Uint32Array, i: number, numbers: BigInt64Array): void {
+  const w = i * SANDBOX_WORDS;
+  put(t, words, w, x.id);
+  put(t, words, w + 2, x.podUid);
+  put(t, words, w + 4, x.podName);
+  put(t, words, w + 6, x.podNamespace);
+  words[w + 8] = x.attempt;
+  words[w + 9] = (x.state === "ready" ? 1 : 0) | (x.terminationGracePeriodSeconds !== undefined ? 2 : 0);
+  numbers[i * SANDBOX_NUMBERS] = x.createdAtNs;
+  numbers[i * SANDBOX_NUMBERS + 1] = x.terminationGracePeriodSeconds ?? 0n;
+}
+
+function writeContainer(c: ContainerObservation, t: Target, words: Uint32Array, i: number, numbers: BigInt64Array): void {
+  const w = i * CONTAINER_WORDS;
+  put(t, words, w, c.id);
+  put(t, words, w + 2, c.sandboxId);
+  put(t, words, w + 4, c.podUid);
+  put(t, words, w + 6, c.name);
+  put(t, words, w + 8, c.image);
+  put(t, words, w + 10, c.specHash);
+  put(t, words, w + 12, c.reason);
+  put(t, words, w + 14, c.message);
+  words[w + 16] = c.attempt;
+  words[w + 17] = STATE_CODES[c.state] ?? 3;
+  const n = i * CONTAINER_NUMBERS;
+  numbers[n] = BigInt(c.exitCode);
+  numbers[n + 1] = c.createdAtNs;
+  numbers[n + 2] = c.startedAtNs;
+  numbers[n + 3] = c.finishedAtNs;
+}
 
 export function packSnapshot(s: RuntimeSnapshot): PackedSnapshot {
   let units = 0;
-  for (const x of s.sandboxes) units += x.id.length + x.podUid.length + x.podName.length + x.podNamespace.length;
-  for (const c of s.containers) {
-    units += c.id.length + c.sandboxId.length + c.podUid.length + c.name.length + c.image.length + c.specHash.length + c.reason.length + c.message.length;
-  }
-  const text = new Uint16Array(units);
-  // Strings are copied by Buffer's native UTF-16 writer: a charCodeAt loop was most of the cost.
-  const textBytes = Buffer.from(text.buffer, text.byteOffset, text.byteLength);
-  let at = 0;
+  for (const x of s.sandboxes) units += sandboxUnits(x);
+  for (const c of s.containers) units += containerUnits(c);
+  const t = target(units);
   const sandboxes = new Uint32Array(s.sandboxes.length * SANDBOX_WORDS);
-  const sandboxNumbers = new BigInt64Array(s.sandboxes.length * 2);
+  const sandboxNumbers = new BigInt64Array(s.sandboxes.length * SANDBOX_NUMBERS);
   const containers = new Uint32Array(s.containers.length * CONTAINER_WORDS);
-  const containerNumbers = new BigInt64Array(s.containers.length * 4);
-  const put = (words: Uint32Array, w: number, value: string) => {
-    words[w] = at;
-    words[w + 1] = value.length;
-    if (value.length > 0) textBytes.write(value, at * 2, "utf16le");
-    at += value.length;
-  };
-  s.sandboxes.forEach((x, i) => {
-    const w = i * SANDBOX_WORDS;
-    put(sandboxes, w, x.id);
-    put(sandboxes, w + 2, x.podUid);
-    put(sandboxes, w + 4, x.podName);
-    put(sandboxes, w + 6, x.podNamespace);
-    sandboxes[w + 8] = x.attempt;
-    sandboxes[w + 9] = (x.state === "ready" ? 1 : 0) | (x.terminationGracePeriodSeconds !== undefined ? 2 : 0);
-    sandboxNumbers[i * 2] = x.createdAtNs;
-    sandboxNumbers[i * 2 + 1] = x.terminationGracePeriodSeconds ?? 0n;
+  const containerNumbers = new BigInt64Array(s.containers.length * CONTAINER_NUMBERS);
+  s.sandboxes.forEach((x, i) => writeSandbox(x, t, sandboxes, i, sandboxNumbers));
+  s.containers.forEach((c, i) => writeContainer(c, t, containers, i, containerNumbers));
+  return { listedAtMs: s.listedAtMs, text: t.text, sandboxes, sandboxNumbers, containers, containerNumbers, uninspectedPodUids: s.uninspectedPodUids };
+}
+
+/** One object packed on its own: string starts in `words` count from the start of its `text`. */
+export interface PackedSegment {
+  text: Uint16Array;
+  words: Uint32Array;
+  numbers: BigInt64Array;
+}
+
+export function packSandbox(x: SandboxObservation): PackedSegment {
+  const t = target(sandboxUnits(x));
+  const words = new Uint32Array(SANDBOX_WORDS);
+  const numbers = new BigInt64Array(SANDBOX_NUMBERS);
+  writeSandbox(x, t, words, 0, numbers);
+  return { text: t.text, words, numbers };
+}
+
+export function packContainer(c: ContainerObservation): PackedSegment {
+  const t = target(containerUnits(c));
+  const words = new Uint32Array(CONTAINER_WORDS);
+  const numbers = new BigInt64Array(CONTAINER_NUMBERS);
+  writeContainer(c, t, words, 0, numbers);
+  return { text: t.text, words, numbers };
+}
+
+function concat(segments: PackedSegment[], wordsPer: number, numbersPer: number, strings: number, text: Uint16Array, textAt: number) {
+  const words = new Uint32Array(segments.length * wordsPer);
+  const numbers = new BigInt64Array(segments.length * numbersPer);
+  segments.forEach((s, i) => {
+    text.set(s.text, textAt);
+    words.set(s.words, i * wordsPer);
+    for (let k = 0; k < strings; k++) words[i * wordsPer + 2 * k] += textAt;
+    numbers.set(s.numbers, i * numbersPer);
+    textAt += s.text.length;
   });
-  s.containers.forEach((c, i) => {
-    const w = i * CONTAINER_WORDS;
-    put(containers, w, c.id);
-    put(containers, w + 2, c.sandboxId);
-    put(containers, w + 4, c.podUid);
-    put(containers, w + 6, c.name);
-    put(containers, w + 8, c.image);
-    put(containers, w + 10, c.specHash);
-    put(containers, w + 12, c.reason);
-    put(containers, w + 14, c.message);
-    containers[w + 16] = c.attempt;
-    containers[w + 17] = STATE_CODES[c.state] ?? 3;
-    containerNumbers[i * 4] = BigInt(c.exitCode);
-    containerNumbers[i * 4 + 1] = c.createdAtNs;
-    containerNumbers[i * 4 + 2] = c.startedAtNs;
-    containerNumbers[i * 4 + 3] = c.finishedAtNs;
-  });
-  return {
-    listedAtMs: s.listedAtMs,
-    text: text,
-    sandboxes: sandboxes,
-    sandboxNumbers: sandboxNumbers,
-    containers: containers,
-    containerNumbers: containerNumbers,
-    uninspectedPodUids: s.uninspectedPodUids,
-  };
+  return { words, numbers, textAt };
+}
+
+/** Lays packed sandboxes and containers end to end: the same bytes packSnapshot makes. */
+export function assembleSnapshot(listedAtMs: bigint, sandboxes: PackedSegment[], containers: PackedSegment[], uninspectedPodUids: string[]): PackedSnapshot {
+  let units = 0;
+  for (const s of sandboxes) units += s.text.length;
+  for (const c of containers) units += c.text.length;
+  const text = new Uint16Array(units);
+  const s = concat(sandboxes, SANDBOX_WORDS, SANDBOX_NUMBERS, SANDBOX_STRINGS, text, 0);
+  const c = concat(containers, CONTAINER_WORDS, CONTAINER_NUMBERS, CONTAINER_STRINGS, text, s.textAt);
+  return { listedAtMs, text, sandboxes: s.words, sandboxNumbers: s.numbers, containers: c.words, containerNumbers: c.numbers, uninspectedPodUids };
 }

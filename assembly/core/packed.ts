@@ -55,16 +55,11 @@ export class PackedSnapshot {
       "packed-snapshot: container lists do not match");
     this.sandboxCount = <i32>(sandboxWords / <u32>SANDBOX_WORDS);
     this.containerCount = <i32>(containerWords / <u32>CONTAINER_WORDS);
-    for (let i = 0; i < this.sandboxCount; i++) {
-      for (let w = 0; w < S_ATTEMPT; w += 2) this.checkRange(this.sandboxWord(i, w), this.sandboxWord(i, w + 1));
-    }
-    for (let i = 0; i < this.containerCount; i++) {
-      for (let w = 0; w < C_ATTEMPT; w += 2) this.checkRange(this.containerWord(i, w), this.containerWord(i, w + 1));
-    }
-  }
-
-  private checkRange(start: u32, length: u32): void {
-    assert(<u64>start + <u64>length <= <u64>this.textUnits, "packed-snapshot: a string lies outside the text");
+    // The furthest end of any string, in one tight pass (this runs on every relist).
+    let furthest: u64 = 0;
+    furthest = furthestEnd(this.sandboxesPtr, this.sandboxCount, SANDBOX_WORDS, S_ATTEMPT, furthest);
+    furthest = furthestEnd(this.containersPtr, this.containerCount, CONTAINER_WORDS, C_ATTEMPT, furthest);
+    assert(furthest <= <u64>this.textUnits, "packed-snapshot: a string lies outside the text");
   }
 
   @inline sandboxWord(index: i32, word: i32): u32 {
@@ -286,4 +281,18 @@ export function packSnapshot(s: RuntimeSnapshot): OwnedPackedSnapshot {
     store<i64>(n + 24, c.finishedAtNs);
   }
   return p;
+}
+
+/// The largest start + length of the (start, length) word pairs among the first `stringWords`
+/// words of each of `count` records of `recordWords` words.
+function furthestEnd(ptr: usize, count: i32, recordWords: i32, stringWords: i32, furthest: u64): u64 {
+  const recordBytes = <usize>recordWords << 2;
+  const end = ptr + <usize>count * recordBytes;
+  for (let record = ptr; record < end; record += recordBytes) {
+    for (let w: usize = 0; w < <usize>stringWords; w += 2) {
+      const reach = <u64>load<u32>(record + (w << 2)) + <u64>load<u32>(record + ((w + 1) << 2));
+      if (reach > furthest) furthest = reach;
+    }
+  }
+  return furthest;
 }

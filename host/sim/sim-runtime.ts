@@ -2,9 +2,9 @@
 // state names, held in memory and changed only when the simulator says a call takes effect. It
 // keeps its state across a simulated restart, as containerd does. Synchronous by design: the
 // simulator decides when things happen, this decides what happens.
-import type { CreateContainer, PackedSnapshot, RuntimeSnapshot, SandboxSpec } from "../core-types.js";
+import type { ContainerObservation, CreateContainer, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core-types.js";
 import { GrpcCode, RuntimeError } from "../cri/runtime.js";
-import { packSnapshot } from "../relist-packing.js";
+import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist-packing.js";
 import type { Prng } from "./prng.js";
 
 export interface SimSandbox {
@@ -16,6 +16,8 @@ export interface SimSandbox {
   state: "ready" | "not-ready";
   createdAtMs: number;
   gracePeriodSeconds: number;
+  /** What a relist shows of it, packed; dropped whenever it changes. */
+  seen?: { observation: SandboxObservation; segment: PackedSegment };
 }
 
 export interface SimContainer {
@@ -34,6 +36,8 @@ export interface SimContainer {
   reason: string;
   /** Bumped on every start; a scheduled exit only applies to the run it was planned for. */
   runNumber: number;
+  /** What a relist shows of it, packed; dropped whenever it changes. */
+  seen?: { observation: ContainerObservation; segment: PackedSegment };
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -76,6 +80,7 @@ export class SimRuntime {
     if (!sandbox) return; // idempotent, as CRI requires
     for (const c of this.containers.values()) if (c.sandboxId === id && c.state === "running") this.exit(c, 137, "Error", nowMs);
     sandbox.state = "not-ready";
+    sandbox.seen = undefined;
     this.changed();
   }
 
@@ -132,6 +137,7 @@ export class SimRuntime {
     c.state = "running";
     c.startedAtMs = nowMs;
     c.runNumber++;
+    c.seen = undefined;
     this.changed();
     return c;
   }
@@ -143,6 +149,7 @@ export class SimRuntime {
     c.exitCode = exitCode;
     c.reason = reason;
     c.finishedAtMs = nowMs;
+    c.seen = undefined;
     this.changed();
   }
 
@@ -157,40 +164,19 @@ export class SimRuntime {
     return c;
   }
 
-  /** What a relist at `listedAtMs` sees; unchanged state returns the same arrays, already packed. */
+  /** What a relist at `listedAtMs` sees; only objects that changed since are packed again. */
   snapshot(listedAtMs: number): { snapshot: RuntimeSnapshot; packed: PackedSnapshot } {
     if (!this.cached || this.cached.version !== this.version) {
+      const sandboxes = [...this.sandboxes.values()].map((s) => (s.seen ??= seeSandbox(s)));
+      const containers = [...this.containers.values()].map((c) => (c.seen ??= seeContainer(c)));
       const snapshot: RuntimeSnapshot = {
         listedAtMs: 0n,
-        sandboxes: [...this.sandboxes.values()].map((s) => ({
-          id: s.id,
-          podUid: s.podUid,
-          podName: s.podName,
-          podNamespace: s.podNamespace,
-          attempt: s.attempt,
-          state: s.state,
-          createdAtNs: BigInt(s.createdAtMs) * NS_PER_MS,
-          terminationGracePeriodSeconds: BigInt(s.gracePeriodSeconds),
-        })),
-        containers: [...this.containers.values()].map((c) => ({
-          id: c.id,
-          sandboxId: c.sandboxId,
-          podUid: c.podUid,
-          name: c.name,
-          attempt: c.attempt,
-          state: c.state,
-          image: c.image,
-          specHash: c.specHash,
-          exitCode: c.exitCode,
-          reason: c.reason,
-          message: "",
-          createdAtNs: BigInt(c.createdAtMs) * NS_PER_MS,
-          startedAtNs: BigInt(c.startedAtMs) * NS_PER_MS,
-          finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
-        })),
+        sandboxes: sandboxes.map((x) => x.observation),
+        containers: containers.map((x) => x.observation),
         uninspectedPodUids: [],
       };
-      this.cached = { version: this.version, snapshot, packed: packSnapshot(snapshot) };
+      const packed = assembleSnapshot(0n, sandboxes.map((x) => x.segment), containers.map((x) => x.segment), []);
+      this.cached = { version: this.version, snapshot, packed };
     }
     const at = BigInt(listedAtMs);
     return { snapshot: { ...this.cached.snapshot, listedAtMs: at }, packed: { ...this.cached.packed, listedAtMs: at } };
@@ -202,4 +188,38 @@ export class SimRuntime {
     for (const c of this.containers.values()) if (c.podUid === podUid && c.name === name && c.state === "running") out.push(c);
     return out;
   }
+}
+
+function seeSandbox(s: SimSandbox): { observation: SandboxObservation; segment: PackedSegment } {
+  const observation: SandboxObservation = {
+    id: s.id,
+    podUid: s.podUid,
+    podName: s.podName,
+    podNamespace: s.podNamespace,
+    attempt: s.attempt,
+    state: s.state,
+    createdAtNs: BigInt(s.createdAtMs) * NS_PER_MS,
+    terminationGracePeriodSeconds: BigInt(s.gracePeriodSeconds),
+  };
+  return { observation, segment: packSandbox(observation) };
+}
+
+function seeContainer(c: SimContainer): { observation: ContainerObservation; segment: PackedSegment } {
+  const observation: ContainerObservation = {
+    id: c.id,
+    sandboxId: c.sandboxId,
+    podUid: c.podUid,
+    name: c.name,
+    attempt: c.attempt,
+    state: c.state,
+    image: c.image,
+    specHash: c.specHash,
+    exitCode: c.exitCode,
+    reason: c.reason,
+    message: "",
+    createdAtNs: BigInt(c.createdAtMs) * NS_PER_MS,
+    startedAtNs: BigInt(c.startedAtMs) * NS_PER_MS,
+    finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
+  };
+  return { observation, segment: packContainer(observation) };
 }

@@ -141,6 +141,36 @@ describe("Pleg.relist", () => {
     expect(diff.pods[1].changed).toBe(false);
   });
 
+  it("recognises a relist identical to the last one, and not one that differs in a single number", () => {
+    const pleg = new Pleg();
+    const sandboxes = [sandbox("s1", "p1", SandboxState.Ready), sandbox("s2", "p2", SandboxState.Ready)];
+    const running = (): ContainerObservation[] => [container("c1", "p1", ContainerState.Running), container("c2", "p2", ContainerState.Running)];
+    relistDiff(pleg, sandboxes, running());
+    let diff = relistDiff(pleg, sandboxes, running());
+    expect(pleg.unchangedCount).toBe(1);
+    expect(diff.pods.length).toBe(2);
+    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
+    const later = running();
+    later[1].startedAtNs += 1;
+    diff = relistDiff(pleg, sandboxes, later);
+    expect(pleg.unchangedCount).toBe(1);
+    expect(diff.pods[1].changed).toBe(true);
+    // Back to the first form: a change again, then steady.
+    relistDiff(pleg, sandboxes, running());
+    expect(pleg.unchangedCount).toBe(1);
+    diff = relistDiff(pleg, sandboxes, running());
+    expect(pleg.unchangedCount).toBe(2);
+    expect(diff.events.length).toBe(0);
+    expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
+    // A vanished pod is listed once, when it vanishes, and not in the steady relists after.
+    diff = relistDiff(pleg, [sandboxes[0]], [running()[0]]);
+    expect(diff.pods.length).toBe(2);
+    diff = relistDiff(pleg, [sandboxes[0]], [running()[0]]);
+    expect(pleg.unchangedCount).toBe(3);
+    expect(diff.pods.length).toBe(1);
+    expect(diff.pods[0].uid).toBe("p1");
+  });
+
   it("keeps many objects apart (hash table growth and probing)", () => {
     const pleg = new Pleg();
     const containers: ContainerObservation[] = [];

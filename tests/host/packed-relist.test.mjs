@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
-import { packSnapshot } from "../../dist/relist-packing.js";
+import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../../dist/relist-packing.js";
 
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,
@@ -90,4 +90,19 @@ test("typed and packed relists drive the core to identical actions", async () =>
   }
   assert.ok(compared > 30, `the scenario produced ${compared} actions`);
   assert.equal(nodeB.sandboxes.length, 1, "only the kept pod remains");
+});
+
+test("packing objects one by one and laying them end to end gives the bytes of a whole-relist pack", () => {
+  const sandboxes = [
+    { id: "s".repeat(64), podUid: "uid-1", podName: "web-ü", podNamespace: "default", attempt: 2, state: "ready", createdAtNs: 1_700_000_000_000_000_000n, terminationGracePeriodSeconds: 30n },
+    { id: "s2", podUid: "uid-2", podName: "", podNamespace: "kube-system", attempt: 0, state: "not-ready", createdAtNs: 5n, terminationGracePeriodSeconds: undefined },
+  ];
+  const containers = [
+    { id: "c".repeat(64), sandboxId: "s".repeat(64), podUid: "uid-1", name: "app", attempt: 3, state: "exited", image: "docker.io/library/busybox:latest", specHash: "1a2b", exitCode: -1, reason: "OOMKilled", message: "a long message with emoji 🎉 and more than twenty-four units", createdAtNs: 1n, startedAtNs: 2n, finishedAtNs: 3n },
+    { id: "c2", sandboxId: "s2", podUid: "uid-2", name: "x", attempt: 0, state: "unknown", image: "", specHash: "", exitCode: 0, reason: "", message: "", createdAtNs: 0n, startedAtNs: 0n, finishedAtNs: 0n },
+  ];
+  const whole = packSnapshot({ listedAtMs: 9n, sandboxes, containers, uninspectedPodUids: ["uid-2"] });
+  const laid = assembleSnapshot(9n, sandboxes.map(packSandbox), containers.map(packContainer), ["uid-2"]);
+  for (const key of ["text", "sandboxes", "sandboxNumbers", "containers", "containerNumbers"]) assert.deepEqual([...laid[key]], [...whole[key]], key);
+  assert.equal(String.fromCharCode(...whole.text.slice(whole.containers[14], whole.containers[14] + whole.containers[15])), containers[0].message);
 });
