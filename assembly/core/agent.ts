@@ -42,6 +42,9 @@ export const RELIST_ANSWER_TIMEOUT_MS: u64 = 30_000;
 export class Agent {
   private ctx: WorkerContext;
   private pods: Map<string, PodRecord> = new Map();
+  /// The same records as `pods`, in a list kept alongside it: walking it every poll allocates
+  /// nothing, where Map.values() would copy the records into a new array each time.
+  private podList: PodRecord[] = [];
   private pleg: Pleg = new Pleg();
   /// Pods whose view is not the runtime's last word (see markViewStale).
   private staleViews: PodRecord[] = [];
@@ -99,10 +102,10 @@ export class Agent {
       } else {
         rec = new PodRecord(spec.uid, spec.namespace, spec.name);
         rec.setSpec(spec);
-        this.pods.set(spec.uid, rec);
+        this.addPod(rec);
       }
     }
-    const known = this.pods.values();
+    const known = this.podList;
     for (let i = 0; i < known.length; i++) {
       const rec = known[i];
       if (rec.spec !== null && !desired.has(rec.uid)) {
@@ -112,6 +115,20 @@ export class Agent {
       }
     }
     return rejections;
+  }
+
+  private addPod(rec: PodRecord): void {
+    this.pods.set(rec.uid, rec);
+    this.podList.push(rec);
+  }
+
+  private removePod(rec: PodRecord): void {
+    this.pods.delete(rec.uid);
+    const list = this.podList;
+    const at = list.indexOf(rec);
+    if (at < 0) return;
+    list[at] = list[list.length - 1]; // order does not matter: due pods are sorted by uid
+    list.pop();
   }
 
   /// A typed relist: packed in place, then the one relist path.
@@ -213,7 +230,7 @@ export class Agent {
     const rec = new PodRecord(s.podUid, s.podNamespace, s.podName);
     if (s.hasGracePeriod) rec.observedGracePeriodSeconds = s.terminationGracePeriodSeconds;
     rec.state = WorkerState.TerminatingPod;
-    this.pods.set(rec.uid, rec);
+    this.addPod(rec);
   }
 
   handleActionResults(nowMs: u64, results: ActionResult[]): void {
@@ -370,7 +387,7 @@ export class Agent {
 
   private runWorkers(nowMs: u64): void {
     const due: string[] = [];
-    const records = this.pods.values();
+    const records = this.podList;
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);
       if (rec.retryAtMs != 0 && rec.retryAtMs <= nowMs) {
@@ -407,7 +424,7 @@ export class Agent {
       if (cleanupStep(rec, this.ctx)) return;
       this.move(rec, WorkerEvent.AllRemoved);
     }
-    if (rec.state == WorkerState.Forgotten) this.pods.delete(rec.uid);
+    if (rec.state == WorkerState.Forgotten) this.removePod(rec);
   }
 
   private move(rec: PodRecord, event: i32): void {
@@ -451,7 +468,7 @@ export class Agent {
     let deadline: u64 = u64.MAX_VALUE;
     if (this.relistInFlightId == 0) deadline = this.ctx.relistRequested ? this.ctx.nowMs : this.nextRelistAtMs;
     else deadline = this.relistIssuedAtMs + RELIST_ANSWER_TIMEOUT_MS;
-    const records = this.pods.values();
+    const records = this.podList;
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);
       if (rec.busyCount > 0 || rec.needsFreshView) continue;
