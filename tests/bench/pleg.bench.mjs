@@ -96,3 +96,36 @@ for (const n of [110, 1000, 10_000]) {
   const r = await measure(n);
   console.log(`${String(n).padStart(10)} ${f(r.packed)} ${f(r.pack)} ${f(r.typed)} ${f(r.js)} ${(r.packed / r.js).toFixed(2).padStart(10)}x ${((r.pack + r.packed) / r.js).toFixed(2).padStart(16)}x`);
 }
+
+/** A steady node: the same relist again and again (fresh strings, same bytes). */
+async function measureSteady(containerCount) {
+  const iterations = containerCount >= 10_000 ? 40 : containerCount >= 1000 ? 200 : 1000;
+  const a = snapshot(containerCount, false);
+  const core = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
+  const js = new JsPleg();
+  let now = 1_000_000;
+  const samples = { packed: [], js: [] };
+  for (let i = 0; i < iterations + 5; i++) {
+    const snap = fresh(a);
+    now += 1000;
+    const packed = packSnapshot({ listedAtMs: BigInt(now), sandboxes: snap.sandboxes, containers: snap.containers, uninspectedPodUids: [] });
+    let t0 = performance.now();
+    core.handleRelistPacked(now, packed);
+    const tPacked = performance.now() - t0;
+    t0 = performance.now();
+    js.relist(snap.sandboxes, snap.containers);
+    const tJs = performance.now() - t0;
+    if (i >= 5) {
+      samples.packed.push(tPacked);
+      samples.js.push(tJs);
+    }
+  }
+  return { packed: median(samples.packed), js: median(samples.js) };
+}
+
+console.log("\nSteady node (nothing changes between relists), median ms per relist");
+console.log("containers     packed        JS   packed/JS");
+for (const n of [110, 1000, 10_000]) {
+  const r = await measureSteady(n);
+  console.log(`${String(n).padStart(10)} ${f(r.packed)} ${f(r.js)} ${(r.packed / r.js).toFixed(2).padStart(10)}x`);
+}
