@@ -677,7 +677,11 @@ export class Simulator {
     if (!d.spec) return;
     const uid = d.spec.uid;
     const graceMs = Number(d.spec.terminationGracePeriodSeconds ?? BigInt(DEFAULT_GRACE_SECONDS)) * 1000;
-    const deadlineMs = this.nowMs + graceMs + this.scenario.relistPeriodMs + 10 * this.maxLatencyMs();
+    // The core cannot cancel a call in flight (an image pull can take seconds): termination
+    // starts when it returns. So the bound is the grace period, one relist, the longest call and
+    // the few calls of the clean-up.
+    const longestCallMs = Math.max(...Object.values(this.scenario.latency).map((r) => r.maxMs));
+    const deadlineMs = this.nowMs + graceMs + this.scenario.relistPeriodMs + longestCallMs + 10 * this.maxLatencyMs();
     const deletion: Deletion = { uid, key: d.key, deletedAtMs: this.nowMs, deadlineMs };
     this.removedUids.add(uid);
     this.deletions.set(uid, deletion);
