@@ -57,10 +57,11 @@ export class Nanolet {
     this.proc = undefined;
   }
 
-  start() {
+  start(extraArgs = []) {
     // Run the executable itself, so that its shebang's Node.js flags apply as in production.
     this.proc = spawn(nanoletBin, [
       "run",
+      ...extraArgs,
       "--pod-manifest-path", this.manifestDir,
       "--container-runtime-endpoint", this.endpoint,
       "--root-dir", this.rootDir,

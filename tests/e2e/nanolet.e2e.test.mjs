@@ -206,4 +206,24 @@ describe("nanolet on containerd", { concurrency: false }, () => {
       assert.equal(second.logLines(/msg="Created container/).length, 0, "nothing was created again");
     });
   });
+
+  test("`run --record` on containerd writes a trace that `sim --replay` re-runs without divergence", { timeout: 90_000 }, async () => {
+    await withNanolet("record", async (ctx) => {
+      const { manifestDir, nanolet, dir } = ctx;
+      const trace = path.join(dir, "trace.jsonl");
+      fs.writeFileSync(path.join(manifestDir, "crashy.yaml"), podManifest("crashy", { script: "sleep 1; exit 3" }));
+      fs.writeFileSync(path.join(manifestDir, "steady.yaml"), podManifest("steady"));
+      nanolet.start(["--record", trace]);
+      await nanolet.waitPod("crashy", (p) => p.containers[0]?.restartCount >= 2, "two restarts", 45_000);
+      fs.rmSync(path.join(manifestDir, "crashy.yaml"));
+      fs.rmSync(path.join(manifestDir, "steady.yaml"));
+      await waitFor("all pods removed", () => runtimeContainers(containerd).length === 0, 30_000);
+      await nanolet.stop(); // SIGTERM: the recording is flushed and closed
+      const lines = fs.readFileSync(trace, "utf8").trim().split("\n");
+      assert.ok(lines.length > 50, `${lines.length} trace lines`);
+      assert.ok(lines.some((l) => l.includes('"op":"relist"') && l.includes('"same":true')));
+      const replay = execFileSync(process.execPath, [nanoletBin, "sim", "--replay", trace], { encoding: "utf8" });
+      assert.match(replay, /calls, no divergence/);
+    });
+  });
 });
