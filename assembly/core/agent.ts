@@ -180,10 +180,18 @@ export class Agent {
     for (let i = 0, n = stale.length; i < n; i++) {
       const rec = unchecked(stale[i]);
       if (rec.viewIsSnapshot || rec.state == WorkerState.Forgotten) continue;
-      if (uninspected.has(rec.uid) || snapshot.listedAtMs <= rec.viewMutatedAtMs) {
-        // Keep the view (it is newer, or the runtime could not say); look again next relist,
-        // at once if the pod is waiting for it (a relist taken in the same millisecond as the
-        // pod's last result cannot tell whether it saw that result's effect).
+      if (uninspected.has(rec.uid)) {
+        // The runtime has something of this pod that could not be read. Acting on the old view
+        // could duplicate what is there (after an agent restart the old view is empty), so the
+        // pod waits for a relist that reads it, as upstream's pod worker waits out a status error.
+        this.staleViews.push(rec);
+        rec.needsFreshView = true;
+        continue;
+      }
+      if (snapshot.listedAtMs <= rec.viewMutatedAtMs) {
+        // Keep the view: it is newer. Look again at once if the pod is waiting for the runtime's
+        // word (a relist taken in the same millisecond as the pod's last result cannot tell
+        // whether it saw that result's effect).
         this.staleViews.push(rec);
         if (rec.needsFreshView) this.ctx.relistRequested = true;
         continue;
@@ -442,6 +450,9 @@ export class Agent {
   private refreshStatus(rec: PodRecord): void {
     const spec = rec.lastSpec;
     if (spec === null) return;
+    // No first status from a view the runtime has not confirmed: after an agent restart that
+    // would say Pending for a pod the runtime shows Failed.
+    if (rec.status === null && rec.needsFreshView) return;
     const stoppedBefore: bool[] = [];
     const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
     const hasStatus: bool[] = [];

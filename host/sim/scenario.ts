@@ -29,6 +29,7 @@ export const CRI_CALLS = [
   "PullImage",
   "ListPodSandbox",
   "ListContainers",
+  "ContainerStatus",
 ] as const;
 export type CriCall = (typeof CRI_CALLS)[number];
 

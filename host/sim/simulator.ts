@@ -8,6 +8,7 @@ import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
 import { DEFAULT_ACTION_CONCURRENCY } from "../executor.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
 import { ManifestError, podFromManifest } from "../sources/manifest.js";
+import { packSnapshot } from "../relist-packing.js";
 import { RecordingCore, TraceSink, TraceWriter } from "../trace/recording-core.js";
 import { DurationRange } from "./duration.js";
 import { EventQueue, SimEvent } from "./event-queue.js";
@@ -135,6 +136,8 @@ export class Simulator {
   private refused: string[] = [];
 
   private faults: ActiveFault[] = [];
+  /** State per container ID the host's relister last read with ContainerStatus (per agent process). */
+  private inspected = new Map<string, string>();
   private relistFault = { lose: 0, duplicate: 0, untilMs: 0 };
   private runtimeDownUntilMs = 0;
   /** Last time anything was done to the node that may delay the core (a fault, a restart). */
@@ -495,7 +498,7 @@ export class Simulator {
     let taken: ReturnType<SimRuntime["snapshot"]> | undefined;
     this.criCall("ListPodSandbox", () => "", (sandboxes) => {
       if ("err" in sandboxes) return this.relistFailed(action, generation, sandboxes.err);
-      this.criCall("ListContainers", () => ((taken = this.runtime.snapshot(listedAtMs)), ""), (containers) => {
+      this.criCall("ListContainers", () => ((taken = this.inspect(this.runtime.snapshot(listedAtMs))), ""), (containers) => {
         if ("err" in containers) return this.relistFailed(action, generation, containers.err);
         if (generation !== this.generation) return;
         const lossy = this.nowMs < this.relistFault.untilMs;
@@ -515,6 +518,30 @@ export class Simulator {
         }
       });
     });
+  }
+
+  /**
+   * As the host's relister: ContainerStatus for every container seen in a new state. One that
+   * fails leaves the container listed without its details, and its pod uninspected, so the core
+   * keeps that pod's previous view.
+   */
+  private inspect(taken: ReturnType<SimRuntime["snapshot"]>): ReturnType<SimRuntime["snapshot"]> {
+    const failed = new Set<string>();
+    const listed = new Set<string>();
+    for (const c of this.runtime.containers.values()) {
+      listed.add(c.id);
+      if (c.state === "created" || this.inspected.get(c.id) === c.state) continue;
+      const fault = this.drawFault("ContainerStatus");
+      if (fault === "error" || fault === "timeout") failed.add(c.id);
+      else this.inspected.set(c.id, c.state);
+    }
+    for (const id of this.inspected.keys()) if (!listed.has(id)) this.inspected.delete(id);
+    if (failed.size === 0) return taken;
+    const blank = { exitCode: 0, reason: "", message: "", startedAtNs: 0n, finishedAtNs: 0n };
+    const containers = taken.snapshot.containers.map((c) => (failed.has(c.id) ? { ...c, ...blank } : c));
+    const uninspectedPodUids = [...new Set(taken.snapshot.containers.filter((c) => failed.has(c.id)).map((c) => c.podUid))].sort();
+    const snapshot = { ...taken.snapshot, containers, uninspectedPodUids };
+    return { snapshot, packed: packSnapshot(snapshot) };
   }
 
   private relistFailed(action: PlannedAction, generation: number, error: RuntimeError): void {
@@ -597,6 +624,7 @@ export class Simulator {
         // The process dies: its queue, its calls' answers and its core's memory go with it.
         this.core = undefined;
         this.invariants.onAgentRestart();
+        this.inspected.clear();
         const generation = ++this.generation;
         this.inFlight = 0;
         this.waiting = [];

@@ -226,6 +226,25 @@ describe("agent: restarts and stale information", () => {
     expect(node.phase("u1")).toBe(PodPhase.Running);
   });
 
+  it("a new agent waits for a pod it cannot inspect: no duplicate, no made-up status", () => {
+    const node = started("u1", "Always");
+    const id = node.newest("app")!.id;
+    node.agent = new Agent(config()); // restarted, and ContainerStatus fails for this pod
+    node.uninspectedUids = ["u1"];
+    const since = node.log.length;
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.count(ActionTag.RunSandbox, since)).toBe(0);
+    expect(node.count(ActionTag.CreateContainer, since)).toBe(0);
+    expect(node.count(ActionTag.PodStatusChanged, since)).toBe(0);
+    node.uninspectedUids = [];
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.count(ActionTag.RunSandbox, since)).toBe(0);
+    expect(node.count(ActionTag.CreateContainer, since)).toBe(0);
+    expect(node.newest("app")!.id).toBe(id);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+  });
+
   it("ignores a relist older than its own last action (no duplicate container)", () => {
     const node = new FakeNode(new Agent(config()));
     node.relistLagMs = 500; // every relist was taken half a second before it arrives

@@ -53,6 +53,8 @@ export class FakeNode {
   failCreates: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
   relistLagMs: u64 = 0;
+  /** Pods whose containers the host could not inspect (ContainerStatus failed). */
+  uninspectedUids: string[] = [];
 
   constructor(public agent: Agent) {}
 
@@ -61,6 +63,7 @@ export class FakeNode {
     s.listedAtMs = this.nowMs - this.relistLagMs;
     for (let i = 0; i < this.sandboxes.length; i++) s.sandboxes.push(this.sandboxes[i]);
     for (let i = 0; i < this.containers.length; i++) s.containers.push(this.containers[i]);
+    for (let i = 0; i < this.uninspectedUids.length; i++) s.uninspectedPodUids.push(this.uninspectedUids[i]);
     return s;
   }
 
