@@ -197,7 +197,10 @@ export class Simulator {
     for (const entry of s.timeline) this.queue.push(SIM_EPOCH_MS + entry.atMs, entry.action.type, () => this.apply(entry.action));
     for (const e of s.expect) {
       if (e.atMs !== undefined) this.queue.push(SIM_EPOCH_MS + e.atMs, "expect", () => this.checkAt(e));
-      else this.byExpectations.push(e);
+      else {
+        this.byExpectations.push(e);
+        this.queue.push(SIM_EPOCH_MS + e.byMs!, "expect by", () => this.checkDeadline(e));
+      }
     }
     await this.startCore();
     this.pump();
@@ -792,6 +795,15 @@ export class Simulator {
   }
 
   private checkAt(e: Expectation): void {
+    const problem = this.evaluate(e);
+    if (problem) this.failedExpectations.push({ text: e.text, atMs: this.nowMs - SIM_EPOCH_MS, detail: problem });
+    this.trace?.sim(this.nowMs, "expect", { expectation: e.text, ok: !problem, detail: problem });
+  }
+
+  /** A `by` expectation's time has come: met now, or it failed. */
+  private checkDeadline(e: Expectation): void {
+    if (!this.byExpectations.includes(e)) return; // met earlier
+    this.byExpectations = this.byExpectations.filter((x) => x !== e);
     const problem = this.evaluate(e);
     if (problem) this.failedExpectations.push({ text: e.text, atMs: this.nowMs - SIM_EPOCH_MS, detail: problem });
     this.trace?.sim(this.nowMs, "expect", { expectation: e.text, ok: !problem, detail: problem });

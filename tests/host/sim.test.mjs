@@ -102,6 +102,17 @@ test("an expectation that does not hold fails the run with what was seen", async
   assert.match(report.failedExpectations[0].detail, /phase is succeeded, want Running; restarts of ok are 0, want 1/);
 });
 
+test("a `by` expectation met only after its time fails", async () => {
+  const doc = parse(fs.readFileSync(path.join(corpus, "crash-loop-backoff.yaml"), "utf8"));
+  // The second restart comes about 10 s after the second exit, near 15 s: not by 8 s.
+  doc.expect = [{ by: "8s", pod: "flaky", restarts: { app: 2 } }, { by: "20s", pod: "flaky", restarts: { app: 2 } }];
+  const report = await Simulator.run({ scenario: readScenario(doc, "late.yaml"), seed: 1 });
+  assert.equal(report.failedExpectations.length, 1);
+  assert.match(report.failedExpectations[0].text, /expect\[0\] \(by 8s/);
+  assert.equal(report.failedExpectations[0].atMs, 8000);
+  assert.match(report.failedExpectations[0].detail, /restarts of app are 1, want 2/);
+});
+
 test("scenario mistakes name the file and the field", () => {
   const base = () => parse(fs.readFileSync(path.join(corpus, "graceful-deletion.yaml"), "utf8"));
   const cases = [
