@@ -1,7 +1,6 @@
 // `nanolet sim`: runs scenario files or random (swarm) scenarios on the simulator, prints the seed
 // and what it derived, and for every failure the exact command that reproduces it. Also
 // `nanolet sim --replay FILE` for recorded traces.
-import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { replayFile } from "../trace/replay.js";
 import { FileTraceSink } from "../trace/file-sink.js";
@@ -135,9 +134,4 @@ export async function simCommand(argv: string[], write: (text: string) => void =
     for (const f of failures) write(`  ${reproduceCommand(f.seed, f.file.startsWith("swarm:") ? undefined : f.file)}\n`);
   }
   return failures.length === 0 ? 0 : 1;
-}
-
-/** For tests: true when `file` exists and is a scenario (used by the corpus runner). */
-export function isScenarioFile(file: string): boolean {
-  return /\.ya?ml$/.test(file) && fs.statSync(file).isFile();
 }
