@@ -3,18 +3,10 @@
 // Every mistake is reported with the file and the field path, and nothing is guessed.
 import fs from "node:fs";
 import { parse } from "yaml";
-import { DurationError, DurationRange, parseDuration, parseRange } from "./duration.js";
+import type { DurationRange } from "./duration.js";
+import { Obj, Reader, ScenarioError, describe } from "./field-reader.js";
 
-export class ScenarioError extends Error {
-  constructor(
-    readonly file: string,
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${file}: ${field ? `${field}: ` : ""}${message}`);
-    this.name = "ScenarioError";
-  }
-}
+export { ScenarioError };
 
 /** CRI calls a fault can name; `*` names them all. */
 export const CRI_CALLS = [
@@ -126,79 +118,6 @@ export interface Scenario {
   expect: Expectation[];
 }
 
-type Obj = Record<string, unknown>;
-
-class Reader {
-  constructor(readonly file: string) {}
-
-  fail(field: string, message: string): never {
-    throw new ScenarioError(this.file, field, message);
-  }
-
-  object(value: unknown, field: string): Obj {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) this.fail(field, `expected a mapping, got ${describe(value)}`);
-    return value as Obj;
-  }
-
-  list(value: unknown, field: string): unknown[] {
-    if (value === undefined || value === null) return [];
-    if (!Array.isArray(value)) this.fail(field, `expected a list, got ${describe(value)}`);
-    return value;
-  }
-
-  string(value: unknown, field: string): string {
-    if (typeof value !== "string" || value === "") this.fail(field, `expected a non-empty string, got ${describe(value)}`);
-    return value;
-  }
-
-  strings(value: unknown, field: string): string[] {
-    return this.list(value, field).map((v, i) => this.string(v, `${field}[${i}]`));
-  }
-
-  int(value: unknown, field: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-      this.fail(field, `expected an integer from ${min} to ${max}, got ${describe(value)}`);
-    }
-    return value;
-  }
-
-  probability(value: unknown, field: string): number {
-    if (value === undefined) return 0;
-    if (typeof value !== "number" || !(value >= 0 && value <= 1)) this.fail(field, `expected a probability from 0 to 1, got ${describe(value)}`);
-    return value;
-  }
-
-  duration(value: unknown, field: string): number {
-    try {
-      return parseDuration(value, field);
-    } catch (error) {
-      if (error instanceof DurationError) this.fail("", error.message);
-      throw error;
-    }
-  }
-
-  range(value: unknown, field: string): DurationRange {
-    try {
-      return parseRange(value, field);
-    } catch (error) {
-      if (error instanceof DurationError) this.fail("", error.message);
-      throw error;
-    }
-  }
-
-  /** Refuses keys the format does not have: a typo must not silently test nothing. */
-  only(obj: Obj, field: string, allowed: string[]): void {
-    for (const key of Object.keys(obj)) {
-      if (!allowed.includes(key)) this.fail(field ? `${field}.${key}` : key, `unknown field (expected one of: ${allowed.join(", ")})`);
-    }
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null || value === undefined) return "nothing";
-  if (Array.isArray(value)) return "a list";
-  return typeof value === "object" ? "a mapping" : JSON.stringify(value);
-}
 
 const DEFAULT_LATENCY: Record<string, string> = {
   default: "1ms-10ms",
