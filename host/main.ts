@@ -13,7 +13,7 @@ import { fetchPods, startControlSocket } from "./server.js";
 import { StaticPodSource } from "./sources/static-pods.js";
 import { simCommand } from "./sim/cli.js";
 import { CoreAgent } from "./core.js";
-import { FileTraceSink } from "./trace/file-sink.js";
+import { DEFAULT_MAX_TRACE_BYTES, FileTraceSink } from "./trace/file-sink.js";
 import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
 
 const USAGE = `Usage:
@@ -30,7 +30,7 @@ Flags of run:
   --relist-period DURATION           PLEG relist period (default 1s)
   --v LEVEL                          log level: debug, info, warn, error (default info)
   --record FILE                      write every input the core is given to FILE (a trace for
-                                     'nanolet sim --replay')
+                                     'nanolet sim --replay'); stops at 256 MiB
 
 Flags of pods:
   --root-dir DIR                     as given to run
@@ -86,7 +86,14 @@ async function run(argv: string[]): Promise<number> {
   }
 
   const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
-  const recording = values.record !== undefined ? new FileTraceSink(path.resolve(values.record), { periodicFlush: true }) : undefined;
+  const recording =
+    values.record !== undefined
+      ? new FileTraceSink(path.resolve(values.record), {
+          periodicFlush: true,
+          maxBytes: DEFAULT_MAX_TRACE_BYTES,
+          onFull: (bytes) => log.log("warn", "Recording stopped: the trace reached its size limit", { file: values.record, bytes }),
+        })
+      : undefined;
   let createCore: ((config: CoreConfig) => Promise<RecordingCore>) | undefined;
   if (recording) {
     const trace = new TraceWriter(recording.sink);
