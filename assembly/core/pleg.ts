@@ -209,12 +209,12 @@ export class Pleg {
 
   private sameAsPrevious(p: PackedSnapshot): bool {
     if (p.textUnits != this.previousTextUnits || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
-    let at = this.previous;
     const regions = regionsOf(p);
-    for (let r = 0; r < 5; r++) {
+    // Numbers and words first: a change of state or time shows there, and the text is the bulk.
+    for (let k = 0; k < 5; k++) {
+      const r = unchecked(COMPARE_ORDER[k]);
       const size = unchecked(regions.sizes[r]);
-      if (size > 0 && !sameBytes(at, unchecked(regions.pointers[r]), size)) return false;
-      at += size;
+      if (size > 0 && !sameBytes(this.previous + unchecked(regions.offsets[r]), unchecked(regions.pointers[r]), size)) return false;
     }
     return true;
   }
@@ -350,8 +350,12 @@ function insert(table: usize, capacity: i32, ptr: usize): void {
 class Regions {
   pointers: StaticArray<usize> = new StaticArray<usize>(5);
   sizes: StaticArray<usize> = new StaticArray<usize>(5);
+  /** Where each region starts in the kept copy (the regions back to back, in order). */
+  offsets: StaticArray<usize> = new StaticArray<usize>(5);
 }
 const REGIONS = new Regions();
+/// Container numbers, sandbox numbers, container words, sandbox words, text.
+const COMPARE_ORDER: StaticArray<i32> = [4, 2, 3, 1, 0];
 
 function regionsOf(p: PackedSnapshot): Regions {
   const r = REGIONS;
@@ -365,6 +369,11 @@ function regionsOf(p: PackedSnapshot): Regions {
   unchecked((r.sizes[3] = (<usize>p.containerCount * <usize>CONTAINER_WORDS) << 2));
   unchecked((r.pointers[4] = p.containerNumbersPtr));
   unchecked((r.sizes[4] = (<usize>p.containerCount * <usize>CONTAINER_NUMBERS) << 3));
+  let offset: usize = 0;
+  for (let i = 0; i < 5; i++) {
+    unchecked((r.offsets[i] = offset));
+    offset += unchecked(r.sizes[i]);
+  }
   return r;
 }
 

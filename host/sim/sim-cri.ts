@@ -53,6 +53,8 @@ export class SimCri {
   private waiting: { action: PlannedAction; decidedAtMs: number }[] = [];
   /** State per container ID the relister last read with ContainerStatus (per agent process). */
   private inspected = new Map<string, string>();
+  /** The runtime's change count when every container had been read; -1 if not. */
+  private inspectedAt = -1;
   readonly stats: CriStats = { runtimeCalls: 0, relists: 0, containerStarts: 0 };
 
   constructor(
@@ -72,6 +74,7 @@ export class SimCri {
     this.inFlight = 0;
     this.waiting = [];
     this.inspected.clear();
+    this.inspectedAt = -1;
   }
 
   /** A runtime action the core decided now. */
@@ -272,6 +275,8 @@ export class SimCri {
    * keeps that pod's previous view.
    */
   private inspect(taken: Snapshot): Snapshot {
+    // Nothing changed since an inspection that read everything: nothing new to read.
+    if (this.inspectedAt === this.runtime.changeCount) return taken;
     const failed = new Set<string>();
     const listed = new Set<string>();
     const nowMs = this.host.now();
@@ -283,6 +288,7 @@ export class SimCri {
       else this.inspected.set(c.id, c.state);
     }
     for (const id of this.inspected.keys()) if (!listed.has(id)) this.inspected.delete(id);
+    this.inspectedAt = failed.size === 0 ? this.runtime.changeCount : -1;
     if (failed.size === 0) return taken;
     const blank = { exitCode: 0, reason: "", message: "", startedAtNs: 0n, finishedAtNs: 0n };
     const containers = taken.snapshot.containers.map((c) => (failed.has(c.id) ? { ...c, ...blank } : c));

@@ -58,6 +58,11 @@ export class SimRuntime {
     this.version++;
   }
 
+  /** Changes so far; equal numbers mean nothing changed in between. */
+  get changeCount(): number {
+    return this.version;
+  }
+
   runPodSandbox(spec: SandboxSpec, nowMs: number): string {
     const id = this.ids.hexId();
     this.sandboxes.set(id, {
