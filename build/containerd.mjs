@@ -26,12 +26,13 @@ function have(cmd) {
 
 /** Installs the Debian packages when one of their commands is missing (needs root). */
 export function ensurePackages() {
-  if (have("containerd") && have("runc") && have("ctr") && fs.existsSync("/bin/busybox") && have("gcc")) return;
+  if (have("containerd") && have("runc") && have("ctr") && fs.existsSync("/bin/busybox") && have("gcc") && have("openssl")) return;
   if (process.getuid?.() !== 0) throw new Error("containerd, runc or busybox-static missing, and not root to install them");
   log(`installing ${DEBIAN_PACKAGES.join(" ")}`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   execFileSync("apt-get", ["update", "-q"], { stdio: "inherit", env });
-  execFileSync("apt-get", ["install", "-y", "-q", ...DEBIAN_PACKAGES, "gcc", "libc6-dev"], { stdio: "inherit", env });
+  // gcc builds the pause image; openssl makes the test certificates of the cluster tests.
+  execFileSync("apt-get", ["install", "-y", "-q", ...DEBIAN_PACKAGES, "gcc", "libc6-dev", "openssl"], { stdio: "inherit", env });
 }
 
 const ociArch = () => ({ x64: "amd64", arm64: "arm64", arm: "arm" })[process.arch] ?? process.arch;

@@ -1,0 +1,135 @@
+// A small Kubernetes REST client for the node's own needs: JSON requests with the node's
+// credentials (bearer token or client certificate, the cluster's CA), a Status error for every
+// failure, and watches read as a stream of JSON lines. No generated client: the kubelet's paths
+// are few and fixed.
+import http from "node:http";
+import https from "node:https";
+import type { ClusterAccess } from "./kubeconfig.js";
+
+/** A failed request, as the apiserver's Status object says (or as the connection failed). */
+export class ApiStatusError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiStatusError";
+  }
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+export interface WatchEvent {
+  type: WatchEventType;
+  object: Record<string, any>;
+}
+
+/** Per-request deadline; watches have none (the server ends them). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export class ApiClient {
+  private agent: http.Agent;
+  private base: URL;
+
+  constructor(private access: ClusterAccess) {
+    this.base = new URL(access.server);
+    const tls = this.base.protocol === "https:";
+    this.agent = tls
+      ? new https.Agent({ keepAlive: true, ca: access.caPem, cert: access.certPem, key: access.keyPem, rejectUnauthorized: !access.insecureSkipTlsVerify })
+      : new http.Agent({ keepAlive: true });
+  }
+
+  private open(method: string, path: string, headers: Record<string, string>, timeoutMs?: number): http.ClientRequest {
+    const url = new URL(path, this.base);
+    const options: https.RequestOptions = {
+      method,
+      hostname: url.hostname,
+      port: url.port,
+      path: url.pathname + url.search,
+      agent: this.agent,
+      headers: { accept: "application/json", "user-agent": "nanolet", ...headers },
+      timeout: timeoutMs,
+    };
+    if (this.access.token) (options.headers as Record<string, string>).authorization = `Bearer ${this.access.token}`;
+    return (this.base.protocol === "https:" ? https : http).request(options);
+  }
+
+  /** One JSON request; resolves with the decoded body, rejects with ApiStatusError. */
+  request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const req = this.open(method, path, payload ? { "content-type": contentType, "content-length": String(payload.length) } : {}, REQUEST_TIMEOUT_MS);
+      req.on("timeout", () => req.destroy(new ApiStatusError(504, "Timeout", `${method} ${path}: no answer in ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on("error", (error) => reject(error instanceof ApiStatusError ? error : new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", (error) => reject(new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let decoded: any;
+          try {
+            decoded = text ? JSON.parse(text) : undefined;
+          } catch {
+            decoded = undefined;
+          }
+          const code = res.statusCode ?? 0;
+          if (code >= 200 && code < 300) return resolve(decoded as T);
+          reject(new ApiStatusError(code, decoded?.reason ?? "Unknown", decoded?.message ?? `${method} ${path}: HTTP ${code}`));
+        });
+      });
+      req.end(payload);
+    });
+  }
+
+  /**
+   * Watches `path` (which must ask for `watch=1`): calls `onEvent` for each event until the server
+   * ends the stream, the connection breaks, or `signal` aborts. Resolves when the watch ends;
+   * rejects with ApiStatusError when the server refuses it.
+   */
+  watch(path: string, onEvent: (event: WatchEvent) => void, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = this.open("GET", path, {});
+      const abort = () => req.destroy();
+      signal?.addEventListener("abort", abort, { once: true });
+      const finish = (error?: Error) => {
+        signal?.removeEventListener("abort", abort);
+        if (error) reject(error);
+        else resolve();
+      };
+      req.on("error", (error) => (signal?.aborted ? finish() : finish(new ApiStatusError(0, "ConnectionFailed", `watch ${path}: ${error.message}`))));
+      req.on("response", (res) => {
+        const code = res.statusCode ?? 0;
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          if (code !== 200) return;
+          let nl: number;
+          while ((nl = buffer.indexOf("\n")) >= 0) {
+            const line = buffer.slice(0, nl).trim();
+            buffer = buffer.slice(nl + 1);
+            if (line) onEvent(JSON.parse(line) as WatchEvent);
+          }
+        });
+        res.on("error", () => finish());
+        res.on("end", () => {
+          if (code === 200) return finish();
+          let status: any;
+          try {
+            status = JSON.parse(buffer);
+          } catch {
+            status = undefined;
+          }
+          finish(new ApiStatusError(code, status?.reason ?? "Unknown", status?.message ?? `watch ${path}: HTTP ${code}`));
+        });
+      });
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
