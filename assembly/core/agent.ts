@@ -345,6 +345,8 @@ export class Agent {
       else this.markStopped(rec, flight);
       return;
     }
+    // A replacement for a spec change that cannot be created or started: its status says why.
+    if (tag == ActionTag.CreateContainer || tag == ActionTag.StartContainer) rec.restartForSpecChange.delete(flight.containerName);
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImagePull) {
       this.ctx.imageBackoff.next(imagePullKey(rec.uid, flight.image), nowMs, nowMs);
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImagePull", message));
@@ -438,6 +440,7 @@ export class Agent {
   private move(rec: PodRecord, event: i32): void {
     if (event == WorkerEvent.Removed && !canTransition(rec.state, event)) return;
     rec.state = transition(rec.state, event);
+    if (rec.state != WorkerState.SyncPod) rec.restartForSpecChange.clear(); // no restart while terminating
     rec.dirty = true;
     rec.retryAtMs = 0; // termination and cleanup do not wait for a back-off
     if (event == WorkerEvent.Readded && rec.state == WorkerState.SyncPod) {
@@ -453,6 +456,10 @@ export class Agent {
     // No first status from a view the runtime has not confirmed: after an agent restart that
     // would say Pending for a pod the runtime shows Failed.
     if (rec.status === null && rec.needsFreshView) return;
+    // A container being replaced for a spec change is stopped and started as one step upstream
+    // (one SyncPod); the stopped moment in between is not a status (under Never it would read
+    // Failed, and a terminal phase is final).
+    if (rec.restartForSpecChange.size > 0 && rec.state == WorkerState.SyncPod) return;
     const stoppedBefore: bool[] = [];
     const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
     const hasStatus: bool[] = [];

@@ -44,6 +44,9 @@ export class PodRecord {
   cgroupRemoved: bool = false;
 
   waiting: Map<string, WaitingReason> = new Map();
+  /// Containers stopped because their spec changed: they are started again whatever the
+  /// restart policy, and without a back-off (upstream kills and restarts them in one sync).
+  restartForSpecChange: Set<string> = new Set();
   /// The back-off key whose BackOff event was last sent per container, to send it once per wait.
   backoffEventSent: Map<string, string> = new Map();
   status: PodStatus | null = null;

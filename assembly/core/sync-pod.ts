@@ -116,10 +116,13 @@ function syncContainer(
   const hash = rec.hashes[index];
   const current = latestContainer(rec.containers, name, sandbox.id);
   const latest = latestContainer(rec.containers, name);
+  // The replacement for a spec change has run (or is running): the replacement is done.
+  if (latest !== null && latest.specHash == hash && latest.state != ContainerState.Created) rec.restartForSpecChange.delete(name);
 
   if (current !== null && current.state == ContainerState.Running) {
     if (current.specHash.length > 0 && current.specHash != hash) {
       // Restarted whatever the restart policy: the spec it runs is gone.
+      rec.restartForSpecChange.add(name);
       ctx.stopContainer(rec, current.id, name, "Container " + name + " definition changed, will be restarted");
       return true;
     }
@@ -136,7 +139,8 @@ function syncContainer(
   }
 
   // Not running in this sandbox: exited here, or never created in it.
-  if (latest !== null) {
+  const specChanged = latest !== null && latest.specHash != hash && rec.restartForSpecChange.has(name);
+  if (latest !== null && !specChanged) {
     if (current === null && latest.sandboxId != sandbox.id) {
       // A new sandbox starts every container, except those that succeeded under OnFailure.
       if (policy == RestartPolicy.OnFailure && latest.state == ContainerState.Exited && latest.exitCode == 0) return false;

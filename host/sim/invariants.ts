@@ -57,6 +57,10 @@ export class Invariants {
     }
     if (!previous || previous.state !== "exited") return;
     this.restartsSeen++;
+    // Replacing a container the core stopped because its spec changed is not a restart in the
+    // policy's sense: upstream does it whatever the policy, and without a back-off (even when
+    // the container happened to exit on its own while it was being stopped).
+    if (previous.stopRequested && previous.specHash !== c.specHash) return;
     const policy = restartPolicy || "Always";
     if (policy === "Never" || (policy === "OnFailure" && previous.exitCode === 0)) {
       this.violate(nowMs, "restart-policy", `container "${c.name}" of pod ${c.podUid} restarted under restartPolicy ${policy} after exit code ${previous.exitCode}`);

@@ -224,6 +224,9 @@ export class SimCri {
   /** StopContainer blocks until the process is gone: SIGTERM, then SIGKILL after the timeout. */
   private stopContainer(id: string, timeoutSeconds: number, done: (outcome: CallOutcome) => void): void {
     const c = this.runtime.containers.get(id);
+    // The core's intent counts, whatever the outcome: a stop that fails, or finds the container
+    // already gone (its view was behind), still means the core replaces it.
+    if (c) c.stopRequested = true;
     let stopMs = 0;
     let code = 143; // 128 + SIGTERM
     if (c && c.state === "running") {

@@ -36,6 +36,8 @@ export interface SimContainer {
   reason: string;
   /** Bumped on every start; a scheduled exit only applies to the run it was planned for. */
   runNumber: number;
+  /** The core asked to stop it (it may have exited on its own before or meanwhile). */
+  stopRequested?: boolean;
   /** What a relist shows of it, packed; dropped whenever it changes. */
   seen?: { observation: ContainerObservation; segment: PackedSegment };
 }

@@ -168,6 +168,41 @@ describe("agent: changes and removal", () => {
     expect(node.runningCount("app")).toBe(1);
   });
 
+  it("restarts a running container whose spec changed even under Never, but not one that had exited", () => {
+    const node = started("u1", "Never");
+    const changed = spec("u1", "Never", ["app"]);
+    changed.containers[0].image = "busybox:2";
+    node.agent.handlePods(node.nowMs, [changed]);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.newest("app")!.image).toBe("busybox:2");
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+
+    node.exit("app", 0); // finished on its own: Never keeps it finished
+    node.runUntil(node.nowMs + 2 * S);
+    const again = spec("u1", "Never", ["app"]);
+    again.containers[0].image = "busybox:3";
+    const since = node.log.length;
+    node.agent.handlePods(node.nowMs, [again]);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.count(ActionTag.CreateContainer, since)).toBe(0);
+    expect(node.runningCount("app")).toBe(0);
+  });
+
+  it("a restart for a spec change is not a crash: the next crash restarts at once", () => {
+    const node = started("u1", "Always");
+    const changed = spec("u1", "Always", ["app"]);
+    changed.containers[0].image = "busybox:2";
+    node.agent.handlePods(node.nowMs, [changed]);
+    node.runUntil(node.nowMs + 3 * S);
+    const replaced = node.newest("app")!;
+    expect(replaced.image).toBe("busybox:2");
+    node.exit("app", 1);
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.newest("app")!.attempt).toBe(replaced.attempt + 1);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
   it("stops a removed pod with its grace period, then removes everything and its cgroup", () => {
     const node = started("u1", "Always");
     const since = node.log.length;
