@@ -6,7 +6,7 @@ import { replayFile } from "../trace/replay.js";
 import { FileTraceSink } from "../trace/file-sink.js";
 import { formatDuration } from "./duration.js";
 import { Scenario, loadScenarioFile } from "./scenario.js";
-import { SimReport, Simulator } from "./simulator.js";
+import { SIM_EPOCH_MS, SimReport, Simulator } from "./simulator.js";
 import { swarmScenario, swarmYaml } from "./swarm.js";
 
 export const SIM_USAGE = `Usage:
@@ -60,7 +60,7 @@ function summarise(r: SimReport): string {
 
 function failureLines(r: SimReport): string[] {
   const out: string[] = [];
-  for (const v of r.violations) out.push(`  invariant ${v.invariant} broken at ${formatDuration(v.atMs - Date.UTC(2026, 0, 1))}: ${v.message}`);
+  for (const v of r.violations) out.push(`  invariant ${v.invariant} broken at ${formatDuration(v.atMs - SIM_EPOCH_MS)}: ${v.message}`);
   for (const e of r.failedExpectations) out.push(`  expectation ${e.text} failed at ${formatDuration(e.atMs)}: ${e.detail}`);
   out.push(`  reproduce: ${reproduceCommand(r.seed, r.file.startsWith("swarm:") ? undefined : r.file)}`);
   return out;

@@ -13,10 +13,6 @@ export class EventQueue {
   private heap: SimEvent[] = [];
   private nextSeq = 0;
 
-  get size(): number {
-    return this.heap.length;
-  }
-
   push(atMs: number, label: string, run: SimEvent["run"]): SimEvent {
     const event = { atMs, seq: this.nextSeq++, run, label };
     const heap = this.heap;

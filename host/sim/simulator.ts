@@ -410,9 +410,4 @@ export class Simulator {
       this.invariants.checkSettled(d.key, d.spec.uid, this.statuses.get(d.spec.uid)?.phase, this.nowMs);
     }
   }
-
-  /** For tests: what the simulated runtime holds now. */
-  get node(): SimRuntime {
-    return this.runtime;
-  }
 }

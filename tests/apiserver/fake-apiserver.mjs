@@ -9,7 +9,7 @@ import https from "node:https";
 import { authorize } from "./authz.mjs";
 import { mergePatch, strategicMergePatch } from "./patch.mjs";
 import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound, unauthorized, unsupportedMediaType } from "./status.mjs";
-import { Store, strip } from "./store.mjs";
+import { Store } from "./store.mjs";
 
 /** Resources served, with their API group version, kind and scope. */
 const RESOURCES = {
@@ -222,10 +222,10 @@ export class FakeApiServer {
   /** What an update stores: through the status subresource only status changes; else the rest. */
   merged(resource, stored, incoming, subresource) {
     const spec = RESOURCES[resource];
-    const base = { ...this.withKind(resource, stored) };
-    if (!spec.subresources.includes("status")) return { ...incoming, kind: spec.kind, apiVersion: spec.groupVersion, metadata: { ...incoming.metadata, namespace: stored.metadata.namespace } };
-    if (subresource === "status") return { ...base, status: incoming.status };
-    return { ...incoming, kind: spec.kind, apiVersion: spec.groupVersion, metadata: { ...incoming.metadata, namespace: stored.metadata.namespace }, status: stored.status };
+    if (subresource === "status") return { ...this.withKind(resource, stored), status: incoming.status };
+    const replaced = { ...incoming, kind: spec.kind, apiVersion: spec.groupVersion, metadata: { ...incoming.metadata, namespace: stored.metadata.namespace } };
+    if (spec.subresources.includes("status")) replaced.status = stored.status; // status has its own door
+    return replaced;
   }
 
   /**
@@ -340,4 +340,3 @@ function readBody(req) {
   });
 }
 
-export { strip };
