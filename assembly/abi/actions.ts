@@ -7,8 +7,10 @@ import {
   ContainerStatus,
   CreateContainer,
   PlannedAction,
+  PodCondition,
   PodEvent,
   PodStatus,
+  TerminatedState,
   SandboxSpec,
   StopContainer,
 } from "../core/model";
@@ -23,10 +25,16 @@ const SANDBOX_SPEC_SIZE: usize = 48;
 // container-ref { container-id @0, container-name @8 }: 16, align 4.
 // stop-container { container-id @0, container-name @8, timeout-seconds s64 @16 }: 24, align 8.
 // container-status { name @0, container-id @8, image @16, state u8 @24, reason @28, message @36,
-//   exit-code s32 @44, restart-count u32 @48, ready u8 @52, started-at-ns @56, finished-at-ns @64 }: 72.
-const CONTAINER_STATUS_SIZE: usize = 72;
+//   exit-code s32 @44, restart-count u32 @48, ready u8 @52, started-at-ns @56, finished-at-ns @64,
+//   started u8 @72, last-state: option<terminated-state> @80 (tag u8, payload @+8) }: 136, align 8.
+const CONTAINER_STATUS_SIZE: usize = 136;
+// terminated-state { container-id @0, exit-code s32 @8, reason @12, message @20,
+//   started-at-ns @32, finished-at-ns @40 }: 48, align 8.
+// pod-condition { condition-type u8 @0, status u8 @1, reason @4, message @12,
+//   last-transition-ms u64 @24 }: 32, align 8.
+const POD_CONDITION_SIZE: usize = 32;
 // pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
-//   version u64 @40 }: 48, align 8.
+//   version u64 @40, conditions @48, start-time-ms u64 @56, finished u8 @64 }: 72, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
 // action-kind: tag u8 @0, payload @8 (largest case create-container, 136): 144, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
@@ -86,7 +94,41 @@ function liftContainerStatus(ptr: usize): ContainerStatus {
   status.ready = load<u8>(ptr + 52) != 0;
   status.startedAtNs = load<i64>(ptr + 56);
   status.finishedAtNs = load<i64>(ptr + 64);
+  status.started = load<u8>(ptr + 72) != 0;
+  status.lastState = load<u8>(ptr + 80) != 0 ? liftTerminatedState(ptr + 88) : null;
   return status;
+}
+
+function liftTerminatedState(ptr: usize): TerminatedState {
+  const t = new TerminatedState();
+  t.containerId = liftString(ptr);
+  t.exitCode = load<i32>(ptr + 8);
+  t.reason = liftString(ptr + 12);
+  t.message = liftString(ptr + 20);
+  t.startedAtNs = load<i64>(ptr + 32);
+  t.finishedAtNs = load<i64>(ptr + 40);
+  return t;
+}
+
+function lowerTerminatedState(ptr: usize, t: TerminatedState): void {
+  lowerString(ptr, t.containerId);
+  store<i32>(ptr + 8, t.exitCode);
+  lowerString(ptr + 12, t.reason);
+  lowerString(ptr + 20, t.message);
+  store<i64>(ptr + 32, t.startedAtNs);
+  store<i64>(ptr + 40, t.finishedAtNs);
+}
+
+function liftPodCondition(ptr: usize): PodCondition {
+  return new PodCondition(load<u8>(ptr), load<u8>(ptr + 1) != 0, liftString(ptr + 4), liftString(ptr + 12), load<u64>(ptr + 24));
+}
+
+function lowerPodCondition(ptr: usize, c: PodCondition): void {
+  store<u8>(ptr, <u8>(c.conditionType));
+  store<u8>(ptr + 1, <u8>(c.status ? 1 : 0));
+  lowerString(ptr + 4, c.reason);
+  lowerString(ptr + 12, c.message);
+  store<u64>(ptr + 24, c.lastTransitionMs);
 }
 
 function lowerContainerStatus(ptr: usize, status: ContainerStatus): void {
@@ -101,6 +143,14 @@ function lowerContainerStatus(ptr: usize, status: ContainerStatus): void {
   store<u8>(ptr + 52, <u8>(status.ready ? 1 : 0));
   store<i64>(ptr + 56, status.startedAtNs);
   store<i64>(ptr + 64, status.finishedAtNs);
+  store<u8>(ptr + 72, <u8>(status.started ? 1 : 0));
+  const last = status.lastState;
+  if (last !== null) {
+    store<u8>(ptr + 80, 1);
+    lowerTerminatedState(ptr + 88, last);
+  } else {
+    store<u8>(ptr + 80, 0);
+  }
 }
 
 function liftPodStatus(ptr: usize): PodStatus {
@@ -111,6 +161,9 @@ function liftPodStatus(ptr: usize): PodStatus {
   status.sandboxId = liftString(ptr + 20);
   status.containerStatuses = liftList<ContainerStatus>(ptr + 28, CONTAINER_STATUS_SIZE, liftContainerStatus);
   status.version = load<u64>(ptr + 40);
+  status.conditions = liftList<PodCondition>(ptr + 48, POD_CONDITION_SIZE, liftPodCondition);
+  status.startTimeMs = load<u64>(ptr + 56);
+  status.finished = load<u8>(ptr + 64) != 0;
   return status;
 }
 
@@ -121,6 +174,9 @@ function lowerPodStatus(ptr: usize, status: PodStatus): void {
   lowerString(ptr + 20, status.sandboxId);
   lowerList<ContainerStatus>(ptr + 28, status.containerStatuses, CONTAINER_STATUS_SIZE, lowerContainerStatus);
   store<u64>(ptr + 40, status.version);
+  lowerList<PodCondition>(ptr + 48, status.conditions, POD_CONDITION_SIZE, lowerPodCondition);
+  store<u64>(ptr + 56, status.startTimeMs);
+  store<u8>(ptr + 64, <u8>(status.finished ? 1 : 0));
 }
 
 function liftActionKind(ptr: usize): ActionKind {

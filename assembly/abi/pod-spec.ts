@@ -12,8 +12,9 @@ export const RESOURCE_QUANTITY_SIZE: usize = 16;
 export const CONTAINER_SPEC_SIZE: usize = 68;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
-//   host-network @48, containers @52 }: size 64, align 8.
-export const POD_SPEC_SIZE: usize = 64;
+//   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes) }
+//   : size 80, align 8.
+export const POD_SPEC_SIZE: usize = 80;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -75,6 +76,8 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.terminationGracePeriodSeconds = pod.hasGracePeriod ? load<i64>(ptr + 40) : 0;
   pod.hostNetwork = load<u8>(ptr + 48) != 0;
   pod.containers = liftList<ContainerSpec>(ptr + 52, CONTAINER_SPEC_SIZE, liftContainerSpec);
+  pod.beingDeleted = load<u8>(ptr + 64) != 0;
+  pod.deletionGracePeriodSeconds = pod.beingDeleted ? load<i64>(ptr + 72) : 0;
   return pod;
 }
 
@@ -87,6 +90,8 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<i64>(ptr + 40, pod.hasGracePeriod ? pod.terminationGracePeriodSeconds : 0);
   store<u8>(ptr + 48, <u8>(pod.hostNetwork ? 1 : 0));
   lowerList<ContainerSpec>(ptr + 52, pod.containers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
+  store<u8>(ptr + 64, <u8>(pod.beingDeleted ? 1 : 0));
+  store<i64>(ptr + 72, pod.beingDeleted ? pod.deletionGracePeriodSeconds : 0);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -20,7 +20,9 @@ import {
   RuntimeSnapshot,
   SandboxObservation,
   SandboxState,
+  TerminatedState,
 } from "./model";
+import { podConditions, sameConditions } from "./conditions";
 import { Pleg } from "./pleg";
 import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
 import { PodRecord } from "./pod-record";
@@ -98,12 +100,16 @@ export class Agent {
         if (!wasRemoved && rec.sameSpec(spec)) continue; // another pod changed, not this one
         rec.setSpec(spec);
         rec.retryAtMs = 0; // a new spec is acted on now; back-offs still apply inside the step
-        if (wasRemoved) this.move(rec, WorkerEvent.Readded);
+        if (wasRemoved && !spec.beingDeleted) this.move(rec, WorkerEvent.Readded);
       } else {
         rec = new PodRecord(spec.uid, spec.namespace, spec.name);
         rec.setSpec(spec);
+        rec.startTimeMs = nowMs;
         this.addPod(rec);
       }
+      // A pod marked for deletion is stopped for good; its status is still reported, and says
+      // `finished` once everything is stopped so the host can delete the apiserver object.
+      if (spec.beingDeleted) this.move(rec, WorkerEvent.Deleted);
     }
     const known = this.podList;
     for (let i = 0; i < known.length; i++) {
@@ -464,7 +470,11 @@ export class Agent {
     const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
     const hasStatus: bool[] = [];
     for (let i = 0; i < statuses.length; i++) hasStatus.push(statuses[i].containerId.length > 0);
-    let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec));
+    // A deleted pod whose containers all stopped ends Succeeded or Failed whatever its restart
+    // policy (upstream since v1.27; static pods removed from their file are not deleted pods).
+    const finished = rec.state == WorkerState.TerminatedPod;
+    const podIsTerminal = finished && spec.beingDeleted;
+    let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal);
     const previous = rec.status;
     if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
     if (phase == PodPhase.Succeeded || phase == PodPhase.Failed) rec.terminal = true;
@@ -474,6 +484,10 @@ export class Agent {
       if (rec.sandboxes[i].state == SandboxState.Ready) status.sandboxId = rec.sandboxes[i].id;
     }
     status.containerStatuses = statuses;
+    status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0,
+      previous !== null ? previous.conditions : [], this.ctx.nowMs);
+    status.startTimeMs = rec.startTimeMs;
+    status.finished = finished;
     if (previous !== null && sameStatus(previous, status)) return;
     status.version = ++rec.statusVersion;
     rec.status = status;
@@ -525,10 +539,18 @@ function findContainerAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): 
 function sameContainerStatus(a: ContainerStatus, b: ContainerStatus): bool {
   return a.name == b.name && a.containerId == b.containerId && a.image == b.image && a.state == b.state &&
     a.reason == b.reason && a.message == b.message && a.exitCode == b.exitCode && a.restartCount == b.restartCount &&
-    a.ready == b.ready && a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs;
+    a.ready == b.ready && a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs && a.started == b.started &&
+    sameTerminated(a.lastState, b.lastState);
+}
+
+function sameTerminated(a: TerminatedState | null, b: TerminatedState | null): bool {
+  if (a === null || b === null) return a === b;
+  return a.containerId == b.containerId && a.exitCode == b.exitCode && a.reason == b.reason && a.message == b.message &&
+    a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs;
 }
 
 function sameStatus(a: PodStatus, b: PodStatus): bool {
+  if (a.finished != b.finished || a.startTimeMs != b.startTimeMs || !sameConditions(a.conditions, b.conditions)) return false;
   if (a.phase != b.phase || a.reason != b.reason || a.message != b.message || a.sandboxId != b.sandboxId) return false;
   if (a.containerStatuses.length != b.containerStatuses.length) return false;
   for (let i = 0; i < a.containerStatuses.length; i++) {

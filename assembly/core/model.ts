@@ -29,6 +29,9 @@ export class PodSpec {
   terminationGracePeriodSeconds: i64 = 0;
   hostNetwork: bool = false;
   containers: ContainerSpec[] = [];
+  /// Set once the apiserver marked the pod for deletion.
+  beingDeleted: bool = false;
+  deletionGracePeriodSeconds: i64 = 0;
 }
 
 export class PodRejection {
@@ -162,6 +165,36 @@ export class ContainerStatus {
   ready: bool = false;
   startedAtNs: i64 = 0;
   finishedAtNs: i64 = 0;
+  started: bool = false;
+  lastState: TerminatedState | null = null;
+}
+
+export class TerminatedState {
+  containerId: string = "";
+  exitCode: i32 = 0;
+  reason: string = "";
+  message: string = "";
+  startedAtNs: i64 = 0;
+  finishedAtNs: i64 = 0;
+}
+
+/// Case numbers of the WIT enum `pod-condition-type`.
+export const enum PodConditionType {
+  PodScheduled = 0,
+  PodReadyToStartContainers = 1,
+  Initialized = 2,
+  ContainersReady = 3,
+  Ready = 4,
+}
+
+export class PodCondition {
+  constructor(
+    public conditionType: i32 = PodConditionType.PodScheduled,
+    public status: bool = false,
+    public reason: string = "",
+    public message: string = "",
+    public lastTransitionMs: u64 = 0,
+  ) {}
 }
 
 export class PodStatus {
@@ -171,6 +204,9 @@ export class PodStatus {
   sandboxId: string = "";
   containerStatuses: ContainerStatus[] = [];
   version: u64 = 0;
+  conditions: PodCondition[] = [];
+  startTimeMs: u64 = 0;
+  finished: bool = false;
 }
 
 export const enum EventType {

@@ -51,6 +51,8 @@ export class PodRecord {
   backoffEventSent: Map<string, string> = new Map();
   status: PodStatus | null = null;
   statusVersion: u64 = 0;
+  /// When the core first accepted the pod (`status.startTime`); 0 for an orphan.
+  startTimeMs: u64 = 0;
 
   /// Grace period recorded on a sandbox, for orphans.
   observedGracePeriodSeconds: i64 = -1;
@@ -79,6 +81,7 @@ export class PodRecord {
     if (current === null) return false;
     if (current.restartPolicy != spec.restartPolicy || current.hostNetwork != spec.hostNetwork) return false;
     if (current.hasGracePeriod != spec.hasGracePeriod || current.terminationGracePeriodSeconds != spec.terminationGracePeriodSeconds) return false;
+    if (current.beingDeleted != spec.beingDeleted || current.deletionGracePeriodSeconds != spec.deletionGracePeriodSeconds) return false;
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
     if (current.containers.length != spec.containers.length) return false;
     for (let i = 0; i < spec.containers.length; i++) {
@@ -91,6 +94,7 @@ export class PodRecord {
 
   gracePeriodSeconds(): i64 {
     const spec = this.lastSpec;
+    if (spec !== null && spec.beingDeleted) return spec.deletionGracePeriodSeconds;
     if (spec !== null) return spec.hasGracePeriod ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE_PERIOD_SECONDS;
     return this.observedGracePeriodSeconds >= 0 ? this.observedGracePeriodSeconds : MINIMUM_GRACE_PERIOD_SECONDS;
   }

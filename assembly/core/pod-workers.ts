@@ -24,10 +24,12 @@ export const enum WorkerEvent {
   AllRemoved = 3,
   /// A removed pod came back into the desired set with the same uid.
   Readded = 4,
+  /// The apiserver marked the pod for deletion: stop it for good, keep reporting its status.
+  Deleted = 5,
 }
 
 const STATE_NAMES: string[] = ["SyncPod", "TerminatingPod", "TerminatedPod", "Forgotten"];
-const EVENT_NAMES: string[] = ["Removed", "BecameTerminal", "AllStopped", "AllRemoved", "Readded"];
+const EVENT_NAMES: string[] = ["Removed", "BecameTerminal", "AllStopped", "AllRemoved", "Readded", "Deleted"];
 
 /// [from, event, to] rows. Readded while terminating finishes the termination first (upstream
 /// restarts a pod only once its old instance is fully stopped).
@@ -40,6 +42,9 @@ const TRANSITIONS: i32[][] = [
   [WorkerState.TerminatedPod, WorkerEvent.Removed, WorkerState.TerminatedPod],
   [WorkerState.TerminatedPod, WorkerEvent.Readded, WorkerState.SyncPod],
   [WorkerState.TerminatedPod, WorkerEvent.AllRemoved, WorkerState.Forgotten],
+  [WorkerState.SyncPod, WorkerEvent.Deleted, WorkerState.TerminatingPod],
+  [WorkerState.TerminatingPod, WorkerEvent.Deleted, WorkerState.TerminatingPod],
+  [WorkerState.TerminatedPod, WorkerEvent.Deleted, WorkerState.TerminatedPod],
 ];
 
 export function workerStateName(state: i32): string {

@@ -1,6 +1,6 @@
 // Pod phase and container statuses (upstream kubelet_pods.go getPhase and
 // convertToAPIContainerStatuses), computed from the spec, the runtime view and waiting reasons.
-import { ContainerObservation, ContainerState, ContainerStatus, ContainerStatusState, PodPhase, PodSpec } from "./model";
+import { ContainerObservation, ContainerState, ContainerStatus, ContainerStatusState, PodPhase, PodSpec, TerminatedState } from "./model";
 import { RestartPolicy } from "./restart";
 
 /// Why a container is waiting, as the pod worker last decided (CrashLoopBackOff, ErrImagePull...).
@@ -22,12 +22,26 @@ export function latestContainer(containers: ContainerObservation[], name: string
   return best;
 }
 
-function hasExitedInstance(containers: ContainerObservation[], name: string, except: ContainerObservation | null): bool {
+/// The newest exited instance of `name` other than `except`: the container's last termination.
+function previousExited(containers: ContainerObservation[], name: string, except: ContainerObservation | null): ContainerObservation | null {
+  let best: ContainerObservation | null = null;
   for (let i = 0, n = containers.length; i < n; i++) {
     const c = unchecked(containers[i]);
-    if (c.name == name && c !== except && c.state == ContainerState.Exited) return true;
+    if (c.name != name || c === except || c.state != ContainerState.Exited) continue;
+    if (best === null || c.attempt > best.attempt || (c.attempt == best.attempt && c.finishedAtNs > best.finishedAtNs)) best = c;
   }
-  return false;
+  return best;
+}
+
+function terminatedState(c: ContainerObservation): TerminatedState {
+  const t = new TerminatedState();
+  t.containerId = c.id;
+  t.exitCode = c.exitCode;
+  t.reason = terminatedReason(c);
+  t.message = c.message;
+  t.startedAtNs = c.startedAtNs;
+  t.finishedAtNs = c.finishedAtNs;
+  return t;
 }
 
 function terminatedReason(c: ContainerObservation): string {
@@ -59,14 +73,18 @@ export function containerStatuses(
       if (latest.state == ContainerState.Running) {
         status.state = ContainerStatusState.Running;
         status.ready = true;
+        status.started = true;
       } else if (latest.state == ContainerState.Exited) {
         hasTerminated = true;
         if (waiting.has(c.name)) {
+          // Waiting to restart: the exit just seen becomes the last state (upstream moves
+          // state.terminated to lastState when a reason says why the container waits).
           const reason = waiting.get(c.name);
           status.state = ContainerStatusState.Waiting;
           status.reason = reason.reason;
           status.message = reason.message;
           status.exitCode = latest.exitCode;
+          status.lastState = terminatedState(latest);
         } else {
           status.state = ContainerStatusState.Terminated;
           status.reason = terminatedReason(latest);
@@ -87,9 +105,16 @@ export function containerStatuses(
         status.reason = "ContainerCreating";
       }
     }
-    // Upstream counts a waiting container with a last termination state as stopped: an older
-    // instance that exited (the one being restarted) is that last state.
-    if (!hasTerminated) hasTerminated = hasExitedInstance(containers, c.name, latest);
+    // The instance before the current one, if it exited, is the last termination (unless the
+    // current one's own exit already is). Upstream counts a waiting container with a last
+    // termination as stopped.
+    if (status.lastState === null) {
+      const previous = previousExited(containers, c.name, latest);
+      if (previous !== null) {
+        status.lastState = terminatedState(previous);
+        hasTerminated = true;
+      }
+    }
     stoppedBefore.push(hasTerminated);
     out.push(status);
   }
@@ -98,11 +123,28 @@ export function containerStatuses(
 
 /// Upstream getPhase for regular containers. `hasStatus[i]` is false for a container with no
 /// runtime instance yet (upstream's "unknown").
+/// `podIsTerminal`: the pod worker finished terminating the pod (deleted or removed); its
+/// stopped containers then end it Succeeded or Failed whatever the restart policy (upstream
+/// getPhase since v1.27).
 export function podPhase(
   statuses: ContainerStatus[],
   hasStatus: bool[],
   stoppedBefore: bool[],
   policy: RestartPolicy,
+  podIsTerminal: bool = false,
+): PodPhase {
+  const phase = runningPhase(statuses, hasStatus, stoppedBefore, policy, podIsTerminal);
+  // A terminal pod whose containers never all ran to an end still ends: Failed.
+  if (podIsTerminal && phase != PodPhase.Succeeded && phase != PodPhase.Failed) return PodPhase.Failed;
+  return phase;
+}
+
+function runningPhase(
+  statuses: ContainerStatus[],
+  hasStatus: bool[],
+  stoppedBefore: bool[],
+  policy: RestartPolicy,
+  podIsTerminal: bool,
 ): PodPhase {
   let unknown = 0;
   let running = 0;
@@ -129,6 +171,7 @@ export function podPhase(
   if (waiting > 0) return PodPhase.Pending;
   if (running > 0 && unknown == 0) return PodPhase.Running;
   if (running == 0 && stopped > 0 && unknown == 0) {
+    if (podIsTerminal) return stopped == succeeded ? PodPhase.Succeeded : PodPhase.Failed;
     if (policy == RestartPolicy.Always) return PodPhase.Running;
     if (stopped == succeeded) return PodPhase.Succeeded;
     if (policy == RestartPolicy.Never) return PodPhase.Failed;

@@ -69,6 +69,11 @@ export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
       index, pod.uid, "spec.terminationGracePeriodSeconds",
       "Invalid value: " + pod.terminationGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
   }
+  if (pod.beingDeleted && pod.deletionGracePeriodSeconds < 0) {
+    return new PodRejection(
+      index, pod.uid, "metadata.deletionGracePeriodSeconds",
+      "Invalid value: " + pod.deletionGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
+  }
   if (pod.containers.length == 0) {
     return new PodRejection(index, pod.uid, "spec.containers", "Required value");
   }

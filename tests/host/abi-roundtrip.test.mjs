@@ -22,9 +22,9 @@ const containerSpec = (i) => ({
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)] },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [] },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)] },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);
@@ -72,9 +72,15 @@ test("planned-action round-trips every action-kind case", () => {
     phase: "running", reason: "", message: "m", sandboxId: "sb",
     containerStatuses: ["waiting", "running", "terminated"].map((state, i) => ({
       name: `c${i}`, containerId: `id${i}`, image: "img", state, reason: "CrashLoopBackOff", message: "back-off 10s",
-      exitCode: -2, restartCount: 7, ready: i === 1, startedAtNs: 5n, finishedAtNs: 6n,
+      exitCode: -2, restartCount: 7, ready: i === 1, startedAtNs: 5n, finishedAtNs: 6n, started: i === 1,
+      lastState: i === 0 ? undefined : { containerId: `old${i}`, exitCode: -137, reason: "OOMKilled ☃", message: "", startedAtNs: -1n, finishedAtNs: 2n ** 62n },
     })),
     version: 2n ** 40n,
+    conditions: ["pod-scheduled", "pod-ready-to-start-containers", "initialized", "containers-ready", "ready"].map((conditionType, i) => ({
+      conditionType, status: i % 2 === 0, reason: i ? "ContainersNotReady" : "", message: "containers with unready status: [a b]", lastTransitionMs: 2n ** 63n + BigInt(i),
+    })),
+    startTimeMs: 1_764_000_000_123n,
+    finished: true,
   };
   const kinds = [
     { tag: "relist" },

@@ -1,0 +1,63 @@
+// Pod conditions (upstream status/generate.go and kubelet_pods.go generateAPIPodStatus): which
+// conditions a pod has, in upstream's order, and when each last changed.
+import { ContainerStatus, PodCondition, PodConditionType, PodPhase } from "./model";
+
+const CONTAINERS_NOT_READY = "ContainersNotReady";
+const POD_COMPLETED = "PodCompleted";
+
+/// ContainersReady: every container ready; a Succeeded pod's is false with PodCompleted.
+function containersReady(statuses: ContainerStatus[], phase: i32): PodCondition {
+  const condition = new PodCondition(PodConditionType.ContainersReady);
+  const unready: string[] = [];
+  for (let i = 0; i < statuses.length; i++) if (!statuses[i].ready) unready.push(statuses[i].name);
+  if (phase == PodPhase.Succeeded) {
+    condition.reason = POD_COMPLETED;
+    return condition;
+  }
+  if (unready.length > 0) {
+    condition.reason = CONTAINERS_NOT_READY;
+    condition.message = "containers with unready status: [" + unready.join(" ") + "]";
+    return condition;
+  }
+  condition.status = true;
+  return condition;
+}
+
+/// The pod's conditions, transition times carried over from `previous` where the status did
+/// not change.
+export function podConditions(
+  statuses: ContainerStatus[],
+  phase: i32,
+  sandboxReady: bool,
+  previous: PodCondition[],
+  nowMs: u64,
+): PodCondition[] {
+  const ready = containersReady(statuses, phase);
+  const podReady = new PodCondition(PodConditionType.Ready, ready.status, ready.reason, ready.message);
+  const out: PodCondition[] = [
+    new PodCondition(PodConditionType.PodReadyToStartContainers, sandboxReady),
+    new PodCondition(PodConditionType.Initialized, true),
+    podReady,
+    ready,
+    new PodCondition(PodConditionType.PodScheduled, true),
+  ];
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i];
+    c.lastTransitionMs = nowMs;
+    for (let j = 0; j < previous.length; j++) {
+      const p = previous[j];
+      if (p.conditionType == c.conditionType && p.status == c.status) c.lastTransitionMs = p.lastTransitionMs;
+    }
+  }
+  return out;
+}
+
+export function sameConditions(a: PodCondition[], b: PodCondition[]): bool {
+  if (a.length != b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.conditionType != y.conditionType || x.status != y.status || x.reason != y.reason || x.message != y.message) return false;
+  }
+  return true;
+}
