@@ -124,6 +124,15 @@ plugin_dir = "${dir}/plugins"
 `;
 }
 
+const CNI_CONFLIST = JSON.stringify({
+  cniVersion: "1.0.0",
+  name: "nanolet",
+  plugins: [
+    { type: "bridge", bridge: "nanolet0", isGateway: true, ipMasq: true, ipam: { type: "host-local", ranges: [[{ subnet: "10.89.0.0/24" }]], routes: [{ dst: "0.0.0.0/0" }] } },
+    { type: "portmap", capabilities: { portMappings: true } },
+  ],
+}, null, 2);
+
 function waitForSocket(socket, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
@@ -161,6 +170,9 @@ export class PrivateContainerd {
 
   async start({ images = true } = {}) {
     fs.mkdirSync(path.join(this.dir, "cni"), { recursive: true });
+    // A pod network, so that the runtime reports NetworkReady (a node whose runtime network is
+    // not ready is NotReady, as upstream) and pods without hostNetwork get an address.
+    fs.writeFileSync(path.join(this.dir, "cni", "10-nanolet.conflist"), CNI_CONFLIST);
     if (await this.answering()) {
       if (images) this.importImages();
       return; // already running (a previous `npm start`): use it

@@ -41,6 +41,8 @@ export class AgentLoop {
   /** Relists in flight; at most one, enforced by the core. */
   private relisting = false;
   trapCount = 0;
+  /** When a relist last succeeded (host ms; 0 before the first): the PLEG's health. */
+  lastRelistOkMs = 0;
 
   constructor(private options: AgentLoopOptions) {
     this.nowMs = options.nowMs ?? Date.now;
@@ -57,8 +59,8 @@ export class AgentLoop {
     this.schedulePump();
   }
 
-  /** A new scan of the pod sources: the complete desired set. */
-  setPods(scan: ScanResult): void {
+  /** A new scan of the pod sources: the complete desired set. Returns the pods the core refused. */
+  setPods(scan: ScanResult): { index: number; origin: string; field: string; message: string }[] {
     const { log, podTable } = this.options;
     for (const p of scan.problems) {
       log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
@@ -73,6 +75,7 @@ export class AgentLoop {
       [...scan.problems, ...rejected].map(({ origin, field, message }) => ({ origin, field, message })),
     );
     this.schedulePump();
+    return rejected;
   }
 
   /** Gives the core the desired pods; logs and returns the ones it refused. */
@@ -185,6 +188,7 @@ export class AgentLoop {
     this.relisting = true;
     try {
       const snapshot = await this.relister.relist();
+      this.lastRelistOkMs = this.nowMs();
       if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
@@ -193,6 +197,11 @@ export class AgentLoop {
       this.relisting = false;
       this.schedulePump();
     }
+  }
+
+  /** The image digest reference of a container, as the last relist saw it. */
+  imageRefOf(containerId: string): string | undefined {
+    return this.relister.imageRefs.get(containerId);
   }
 
   stop(): void {

@@ -5,6 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { AgentLoop } from "./agent-loop.js";
+import { ApiClient } from "./cluster/api-client.js";
+import { ClusterAgent } from "./cluster/cluster-agent.js";
+import { loadKubeconfig } from "./cluster/kubeconfig.js";
 import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
 import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
@@ -29,6 +32,9 @@ Flags of run:
   --pod-logs-dir DIR                 container logs (default /var/log/pods)
   --relist-period DURATION           PLEG relist period (default 1s)
   --v LEVEL                          log level: debug, info, warn, error (default info)
+  --kubeconfig FILE                  join the cluster this kubeconfig names, as node
+                                     system:node:<name> (without it: static pods only)
+  --node-ip IP                       the node's InternalIP (default: the first IPv4 address)
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -62,6 +68,8 @@ async function run(argv: string[]): Promise<number> {
       "relist-period": { type: "string", default: "1s" },
       v: { type: "string", default: "info" },
       record: { type: "string" },
+      kubeconfig: { type: "string" },
+      "node-ip": { type: "string" },
     },
     strict: true,
   });
@@ -101,7 +109,10 @@ async function run(argv: string[]): Promise<number> {
     createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
     log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
   }
+  // The cluster side is made after the loop but sees every action the loop emits.
+  let cluster: ClusterAgent | undefined;
   const loop = new AgentLoop({
+    onAction: (action) => cluster?.onAction(action),
     createCore,
     runtime,
     log,
@@ -111,15 +122,22 @@ async function run(argv: string[]): Promise<number> {
   });
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
-  const source = new StaticPodSource(manifestDir, nodeName, (scan) => loop.setPods(scan));
+  if (values.kubeconfig !== undefined) {
+    const access = loadKubeconfig(path.resolve(values.kubeconfig));
+    cluster = new ClusterAgent({ client: new ApiClient(access), nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"] });
+    cluster.start();
+    log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
+  }
+  const source = new StaticPodSource(manifestDir, nodeName, (scan) => (cluster ? cluster.setStaticPods(scan) : loop.setPods(scan)));
   source.start();
-  log.log("info", "nanolet started", { node: nodeName, manifests: manifestDir, root: rootDir });
+  log.log("info", "nanolet started", { node: nodeName, manifests: manifestDir, root: rootDir, cluster: values.kubeconfig ?? "none" });
 
   return new Promise((resolve) => {
     const shutdown = (signal: string) => {
       // Like the kubelet, stopping the agent leaves the pods running; a restart adopts them.
       log.log("info", "Shutting down; pods keep running", { signal });
       source.stop();
+      cluster?.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

@@ -23,6 +23,8 @@ interface Known {
 export class Relister {
   /** Details by container ID, kept while the container is listed in the same state. */
   private known = new Map<string, Known>();
+  /** Image digest reference by container ID, from the last relist: the status's imageID. */
+  readonly imageRefs = new Map<string, string>();
 
   constructor(
     private runtime: Runtime,
@@ -72,7 +74,9 @@ export class Relister {
       };
     });
     const containerObservations: ContainerObservation[] = [];
+    this.imageRefs.clear();
     for (const c of containers) {
+      if (c.imageRef) this.imageRefs.set(c.id, c.imageRef);
       const podUid = c.labels[LABEL_POD_UID] ?? "";
       const known = this.known.get(c.id);
       const detail = known && known.state === c.state ? known.detail : undefined;

@@ -6,6 +6,7 @@ import {
   ContainerInfo,
   GrpcCode,
   Runtime,
+  RuntimeCondition,
   RuntimeError,
   RuntimeVersion,
   SandboxConfig,
@@ -52,6 +53,14 @@ export class FakeRuntime implements Runtime {
   async version(): Promise<RuntimeVersion> {
     this.record("Version");
     return { runtimeName: "fake", runtimeVersion: "0.0.0", runtimeApiVersion: "v1" };
+  }
+
+  async status(): Promise<RuntimeCondition[]> {
+    this.record("Status");
+    return [
+      { type: "RuntimeReady", status: true, reason: "", message: "" },
+      { type: "NetworkReady", status: true, reason: "", message: "" },
+    ];
   }
 
   async runPodSandbox(config: SandboxConfig): Promise<string> {

@@ -14,6 +14,7 @@ import {
   Runtime,
   REQUEST_TIMEOUT_MS,
   RETRY_POLICY,
+  RuntimeCondition,
   RuntimeError,
   RuntimeVersion,
   SandboxConfig,
@@ -96,6 +97,11 @@ export class GrpcRuntime implements Runtime {
     return { runtimeName: r.runtimeName, runtimeVersion: r.runtimeVersion, runtimeApiVersion: r.runtimeApiVersion };
   }
 
+  async status(): Promise<RuntimeCondition[]> {
+    const r = await this.call(this.runtimeClient, "Status", {});
+    return ((r.status?.conditions ?? []) as Message[]).map((c) => ({ type: c.type, status: !!c.status, reason: c.reason ?? "", message: c.message ?? "" }));
+  }
+
   async runPodSandbox(config: SandboxConfig): Promise<string> {
     const r = await this.call(this.runtimeClient, "RunPodSandbox", { config: sandboxConfigMessage(config) });
     return r.podSandboxId;
@@ -168,6 +174,7 @@ export class GrpcRuntime implements Runtime {
       name: c.metadata?.name ?? "",
       attempt: c.metadata?.attempt ?? 0,
       image: c.image?.image ?? "",
+      imageRef: c.imageRef || undefined,
       state: CONTAINER_STATES[c.state] ?? "unknown",
       createdAtNs: BigInt(c.createdAt ?? "0"),
       labels: c.labels ?? {},

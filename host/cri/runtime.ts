@@ -58,6 +58,8 @@ export interface ContainerInfo {
   name: string;
   attempt: number;
   image: string;
+  /** The image's digest reference as the runtime resolved it (CRI `image_ref`), if known. */
+  imageRef?: string;
   state: ContainerStateName;
   createdAtNs: bigint;
   labels: Record<string, string>;
@@ -110,8 +112,18 @@ export const GrpcCode = {
   UNAVAILABLE: 14,
 } as const;
 
+/** One condition of CRI Status: RuntimeReady and NetworkReady are the two the kubelet reads. */
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
 export interface Runtime {
   version(): Promise<RuntimeVersion>;
+  /** CRI Status: the runtime's own readiness conditions. */
+  status(): Promise<RuntimeCondition[]>;
   runPodSandbox(config: SandboxConfig): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;

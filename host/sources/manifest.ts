@@ -68,9 +68,10 @@ const SUPPORTED_CONTAINER_FIELDS = new Set([
   "terminationMessagePath", "terminationMessagePolicy", "ports",
 ]);
 
-function containerAt(value: unknown, field: string): ContainerSpec {
+function containerAt(value: unknown, field: string, ignoredMounts: Set<string> = new Set()): ContainerSpec {
   const c = objectAt(value, field, true)!;
   for (const key of Object.keys(c)) {
+    if (key === "volumeMounts" && mountsOnlyIgnored(c.volumeMounts, `${field}.volumeMounts`, ignoredMounts)) continue;
     if (!SUPPORTED_CONTAINER_FIELDS.has(key)) throw new ManifestError(`${field}.${key}`, "Unsupported field: nanolet does not implement it yet");
   }
   const env = c.env === undefined || c.env === null ? [] : c.env;
@@ -92,6 +93,11 @@ function containerAt(value: unknown, field: string): ContainerSpec {
     requests: quantityMap(resources.requests, `${field}.resources.requests`),
     limits: quantityMap(resources.limits, `${field}.resources.limits`),
   };
+}
+
+function mountsOnlyIgnored(value: unknown, field: string, ignored: Set<string>): boolean {
+  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array, got ${typeName(value)}`);
+  return value.every((m, i) => ignored.has(stringAt(objectAt(m, `${field}[${i}]`, true)!.name, `${field}[${i}].name`, true)!));
 }
 
 function integerAt(value: unknown, field: string): bigint | undefined {
@@ -146,5 +152,55 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     terminationGracePeriodSeconds: integerAt(spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds"),
     hostNetwork,
     containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`)),
+    deletionGracePeriodSeconds: undefined,
+  };
+}
+
+/**
+ * The volumes nanolet may leave unmounted: the service account token volume the apiserver adds
+ * to every pod (`kube-api-access-*`, a projected token, CA and namespace). nanolet does not
+ * mount volumes yet; refusing every pod for this one would refuse every pod of a real cluster.
+ */
+function ignorableVolumes(spec: Record<string, Json>): Set<string> {
+  const names = new Set<string>();
+  if (spec.volumes === undefined || spec.volumes === null) return names;
+  if (!Array.isArray(spec.volumes)) throw new ManifestError("spec.volumes", `Invalid type: expected array, got ${typeName(spec.volumes)}`);
+  spec.volumes.forEach((v, i) => {
+    const volume = objectAt(v, `spec.volumes[${i}]`, true)!;
+    const name = stringAt(volume.name, `spec.volumes[${i}].name`, true)!;
+    if (!name.startsWith("kube-api-access-") || volume.projected === undefined) {
+      throw new ManifestError(`spec.volumes[${i}]`, "Unsupported field: nanolet does not mount volumes yet");
+    }
+    names.add(name);
+  });
+  return names;
+}
+
+/**
+ * Converts a Pod object from the apiserver into a pod-spec: its uid and name as they are, and
+ * its deletion mark (`metadata.deletionTimestamp` with `deletionGracePeriodSeconds`).
+ */
+export function podFromApiObject(doc: unknown): PodSpec {
+  const pod = objectAt(doc, "", true)!;
+  const metadata = objectAt(pod.metadata, "metadata", true)!;
+  const spec = objectAt(pod.spec, "spec", true)!;
+  const containersRaw = spec.containers;
+  if (containersRaw !== undefined && containersRaw !== null && !Array.isArray(containersRaw)) {
+    throw new ManifestError("spec.containers", `Invalid type: expected array, got ${typeName(containersRaw)}`);
+  }
+  if (spec.initContainers !== undefined && spec.initContainers !== null) throw new ManifestError("spec.initContainers", "Unsupported field: nanolet does not implement it yet");
+  const ignored = ignorableVolumes(spec);
+  const hostNetwork = spec.hostNetwork ?? false;
+  if (typeof hostNetwork !== "boolean") throw new ManifestError("spec.hostNetwork", `Invalid type: expected boolean, got ${typeName(hostNetwork)}`);
+  const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
+  return {
+    uid: stringAt(metadata.uid, "metadata.uid", true)!,
+    namespace: stringAt(metadata.namespace, "metadata.namespace") || "default",
+    name: stringAt(metadata.name, "metadata.name", true)!,
+    restartPolicy: stringAt(spec.restartPolicy, "spec.restartPolicy") ?? "",
+    terminationGracePeriodSeconds: integerAt(spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds"),
+    hostNetwork,
+    containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`, ignored)),
+    deletionGracePeriodSeconds: deleting ? integerAt(metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined,
   };
 }

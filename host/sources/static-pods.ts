@@ -15,6 +15,8 @@ export interface SourcePod {
   spec: PodSpec;
   /** `file` or `file#doc` when the file holds several documents. */
   origin: string;
+  /** The manifest as parsed: what a mirror pod is made from. */
+  manifest?: Record<string, unknown>;
 }
 
 export interface SourceProblem {
@@ -59,7 +61,7 @@ export function scanManifestFile(file: string, nodeName: string): ScanResult {
     const value = doc.toJS();
     if (value === null || value === undefined) return; // an empty document, e.g. a trailing `---`
     try {
-      pods.push({ spec: podFromManifest(value, { nodeName, source: file, documentIndex: index }), origin });
+      pods.push({ spec: podFromManifest(value, { nodeName, source: file, documentIndex: index }), origin, manifest: value });
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error;
       problems.push({ origin, field: error.field, message: error.detail });

@@ -1,13 +1,11 @@
 // The two patch formats a kubelet sends: JSON merge patch (RFC 7386) and strategic merge patch,
-// which merges lists of objects by a key (conditions by `type`, container statuses by `name`)
+// which merges lists of objects by a key (conditions by `type`; container statuses are replaced)
 // and honours `$setElementOrder/<list>` and `$patch: delete`.
 
-/** Merge keys of the object lists a kubelet patches, by field name. */
+/** Merge keys of the object lists a kubelet patches, by field name. Lists without one (the
+ * container status lists have no patch strategy in the API types) are replaced whole. */
 const MERGE_KEYS = {
   conditions: "type",
-  containerStatuses: "name",
-  initContainerStatuses: "name",
-  ephemeralContainerStatuses: "name",
   addresses: "type",
   images: undefined,
   podIPs: "ip",

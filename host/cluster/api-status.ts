@@ -1,0 +1,105 @@
+// The core's pod status in the apiserver's words: the body of a strategic merge patch of
+// `pods/<name>/status`. Pure: the host's extra knowledge (node IP, image digests, the runtime's
+// name, what the apiserver already holds) comes in as arguments.
+import type { ContainerStatus, PodCondition, PodStatus, TerminatedState } from "../core-types.js";
+
+export interface StatusContext {
+  /** The node's address: status.hostIP, and podIP of host-network pods. */
+  nodeIp: string;
+  /** Whether the pod uses the node's network (its IP is then the node's). */
+  hostNetwork: boolean;
+  /** Runtime name for container IDs (`containerd://<id>`). */
+  runtimeName: string;
+  /** Image digest reference by container ID, when the runtime told it. */
+  imageRefOf: (containerId: string) => string | undefined;
+  /** The pod's status as the apiserver last showed it: its startTime and condition times win. */
+  current?: Record<string, any>;
+}
+
+const PHASES: Record<PodStatus["phase"], string> = {
+  pending: "Pending",
+  running: "Running",
+  succeeded: "Succeeded",
+  failed: "Failed",
+  unknown: "Unknown",
+};
+
+const CONDITION_TYPES: Record<PodCondition["conditionType"], string> = {
+  "pod-scheduled": "PodScheduled",
+  "pod-ready-to-start-containers": "PodReadyToStartContainers",
+  initialized: "Initialized",
+  "containers-ready": "ContainersReady",
+  ready: "Ready",
+};
+
+/** metav1.Time: RFC 3339 in whole seconds, UTC. */
+export function apiTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+const nsToTime = (ns: bigint): string | undefined => (ns > 0n ? apiTime(Number(ns / 1_000_000n)) : undefined);
+
+function terminated(t: TerminatedState, ctx: StatusContext): Record<string, unknown> {
+  return {
+    exitCode: t.exitCode,
+    reason: t.reason || undefined,
+    message: t.message || undefined,
+    startedAt: nsToTime(t.startedAtNs) ?? null,
+    finishedAt: nsToTime(t.finishedAtNs) ?? null,
+    containerID: t.containerId ? `${ctx.runtimeName}://${t.containerId}` : undefined,
+  };
+}
+
+function containerStatus(c: ContainerStatus, ctx: StatusContext): Record<string, unknown> {
+  let state: Record<string, unknown>;
+  if (c.state === "running") state = { running: { startedAt: nsToTime(c.startedAtNs) ?? null } };
+  else if (c.state === "terminated") {
+    state = { terminated: terminated({ containerId: c.containerId, exitCode: c.exitCode, reason: c.reason, message: c.message, startedAtNs: c.startedAtNs, finishedAtNs: c.finishedAtNs }, ctx) };
+  } else state = { waiting: { reason: c.reason || undefined, message: c.message || undefined } };
+  return {
+    name: c.name,
+    state,
+    lastState: c.lastState ? { terminated: terminated(c.lastState, ctx) } : {},
+    ready: c.ready,
+    restartCount: c.restartCount,
+    image: c.image,
+    imageID: (c.containerId && ctx.imageRefOf(c.containerId)) || "",
+    containerID: c.containerId ? `${ctx.runtimeName}://${c.containerId}` : undefined,
+    started: c.started,
+  };
+}
+
+/** The `status` object of the patch. */
+export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<string, unknown> {
+  const current = ctx.current ?? {};
+  const conditions = status.conditions.map((c) => {
+    const type = CONDITION_TYPES[c.conditionType];
+    const value = c.status ? "True" : "False";
+    const known = (current.conditions ?? []).find((k: any) => k.type === type);
+    // The apiserver's own time wins while the condition holds: after an agent restart the core
+    // would otherwise date every condition to its own start.
+    const lastTransitionTime = known && known.status === value && known.lastTransitionTime ? known.lastTransitionTime : apiTime(Number(c.lastTransitionMs));
+    return { type, status: value, reason: c.reason || undefined, message: c.message || undefined, lastProbeTime: null, lastTransitionTime };
+  });
+  const podIp = ctx.hostNetwork ? ctx.nodeIp : "";
+  const out: Record<string, unknown> = {
+    phase: PHASES[status.phase],
+    conditions,
+    hostIP: ctx.nodeIp,
+    hostIPs: [{ ip: ctx.nodeIp }],
+    containerStatuses: status.containerStatuses.map((c) => containerStatus(c, ctx)),
+  };
+  if (podIp) {
+    out.podIP = podIp;
+    out.podIPs = [{ ip: podIp }];
+  }
+  if (status.reason) out.reason = status.reason;
+  if (status.message) out.message = status.message;
+  out.startTime = current.startTime ?? (status.startTimeMs > 0n ? apiTime(Number(status.startTimeMs)) : undefined);
+  return out;
+}
+
+/** The whole patch: the uid makes the apiserver refuse it if the pod was replaced. */
+export function statusPatch(uid: string, status: Record<string, unknown>): Record<string, unknown> {
+  return { metadata: { uid }, status };
+}

@@ -1,0 +1,218 @@
+// The node in a cluster: wires the apiserver's pods into the pod manager beside static pods, the
+// core's statuses and events out to the apiserver, mirror pods, the Node and its Lease. The
+// agent loop and the core know nothing of the apiserver; a lost apiserver leaves pods as they
+// are (the last list stays desired) and everything unsent goes out when it is back.
+import type { PlannedAction } from "../core-types.js";
+import type { AgentLoop } from "../agent-loop.js";
+import type { Runtime } from "../cri/runtime.js";
+import type { Logger } from "../log.js";
+import { readMachineInfo, type MachineInfo } from "../node/machine.js";
+import { ManifestError, podFromApiObject } from "../sources/manifest.js";
+import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
+import { ApiClient } from "./api-client.js";
+import { apiTime } from "./api-status.js";
+import { EventRecorder } from "./events.js";
+import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
+import type { NodeHealth } from "./node-object.js";
+import { NodeLease } from "./node-lease.js";
+import { NodeReporter } from "./node-reporter.js";
+import { PodReflector, type PodObject } from "./pod-reflector.js";
+import { StatusManager, type StatusTarget } from "./status-manager.js";
+
+const API_ORIGIN = "apiserver:";
+/** A runtime that does not answer CRI Status within this is reported down. */
+const RUNTIME_STATUS_TIMEOUT_MS = 5_000;
+
+export interface ClusterAgentOptions {
+  client: ApiClient;
+  nodeName: string;
+  log: Logger;
+  loop: AgentLoop;
+  runtime: Runtime;
+  rootDir: string;
+  /** Overrides the node's InternalIP (kubelet --node-ip). */
+  nodeIp?: string;
+}
+
+export class ClusterAgent {
+  private staticScan: ScanResult = { pods: [], problems: [] };
+  /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
+  private apiPods = new Map<string, PodObject>();
+  private refused = new Set<string>();
+  private machine: MachineInfo;
+  private runtimeName = "containerd";
+  readonly reflector: PodReflector;
+  readonly statuses: StatusManager;
+  readonly events: EventRecorder;
+  readonly mirrors: MirrorPods;
+  readonly node: NodeReporter;
+  readonly lease: NodeLease;
+  private mirrorTimer?: NodeJS.Timeout;
+
+  constructor(private options: ClusterAgentOptions) {
+    const { client, nodeName, log } = options;
+    this.machine = readMachineInfo(options.rootDir);
+    if (options.nodeIp) this.machine.internalIp = options.nodeIp;
+    this.reflector = new PodReflector({
+      client,
+      nodeName,
+      log,
+      onPods: (pods) => this.onApiPods(pods),
+      onConnected: (connected) => {
+        log.log(connected ? "info" : "warn", connected ? "Connected to the apiserver" : "Lost the apiserver; pods keep running as they are", {});
+        if (connected) this.statuses.requestFlush();
+      },
+    });
+    this.statuses = new StatusManager({
+      client,
+      log,
+      targetOf: (uid) => this.targetOf(uid),
+      context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id) }),
+    });
+    this.events = new EventRecorder(client, nodeName, log);
+    this.node = new NodeReporter({ client, log, nodeName, machine: () => this.machine, health: () => this.health() });
+    this.lease = new NodeLease({ client, log, nodeName, nodeUid: () => this.node.nodeUid });
+    this.mirrors = new MirrorPods(client, nodeName, log, () => this.node.nodeUid);
+  }
+
+  start(): void {
+    // The lease names the Node as its owner: it starts once the Node is registered (or the
+    // first attempt failed; then the owner is added at a later renewal).
+    void this.node.start().finally(() => this.lease.start());
+    this.statuses.start();
+    this.reflector.start();
+    // Mirror pods are also re-checked on a timer: a failed create is retried.
+    this.mirrorTimer = setInterval(() => this.syncMirrors(), 10_000);
+  }
+
+  stop(): void {
+    clearInterval(this.mirrorTimer);
+    this.reflector.stop();
+    this.statuses.stop();
+    this.node.stop();
+    this.lease.stop();
+    this.options.client.close();
+  }
+
+  /** A scan of the static pod files. */
+  setStaticPods(scan: ScanResult): void {
+    this.staticScan = scan;
+    this.publish();
+    this.syncMirrors();
+  }
+
+  /** Every action the core emits passes here: statuses and events go to the apiserver. */
+  onAction(action: PlannedAction): void {
+    const kind = action.kind;
+    if (kind.tag === "pod-status-changed") this.statuses.setStatus(action.podUid, kind.val);
+    else if (kind.tag === "pod-event") {
+      this.events.record({
+        namespace: action.podNamespace,
+        podName: action.podName,
+        podUid: action.podUid,
+        containerName: kind.val.containerName,
+        type: kind.val.eventType === "warning" ? "Warning" : "Normal",
+        reason: kind.val.reason,
+        message: kind.val.message,
+      });
+    }
+  }
+
+  private syncMirrors(): void {
+    if (!this.reflector.connected) return;
+    this.mirrors.reconcile(this.staticScan.pods, this.reflector.current.values());
+  }
+
+  private onApiPods(pods: PodObject[]): void {
+    this.apiPods = new Map(pods.filter((p) => !isMirrorPod(p)).map((p) => [p.metadata.uid, p]));
+    this.publish();
+    this.syncMirrors();
+    this.statuses.requestFlush();
+  }
+
+  /** Static and apiserver pods, merged, to the core. Refused apiserver pods are failed. */
+  private publish(): void {
+    const pods: SourcePod[] = [...this.staticScan.pods];
+    const problems: SourceProblem[] = [...this.staticScan.problems];
+    const objectsByOrigin = new Map<string, PodObject>();
+    for (const object of this.apiPods.values()) {
+      const origin = `${API_ORIGIN}${object.metadata.namespace}/${object.metadata.name}`;
+      objectsByOrigin.set(origin, object);
+      if (object.status?.phase === "Succeeded" || object.status?.phase === "Failed") {
+        // Terminal in the apiserver: nothing to run (upstream skips terminal pods it did not
+        // see finish), but a deletion still needs the node's final word.
+        if (!object.metadata.deletionTimestamp || this.refused.has(object.metadata.uid)) continue;
+      }
+      try {
+        pods.push({ spec: podFromApiObject(object), origin });
+      } catch (error) {
+        if (!(error instanceof ManifestError)) throw error;
+        problems.push({ origin, field: error.field, message: error.detail });
+        this.refuse(object, error.field, error.detail);
+      }
+    }
+    const rejected = this.options.loop.setPods({ pods, problems });
+    for (const r of rejected) {
+      const object = objectsByOrigin.get(r.origin);
+      if (object) this.refuse(object, r.field, r.message);
+    }
+  }
+
+  /** A pod the node cannot run: it fails, with why, as upstream's admission failures do. */
+  private refuse(object: PodObject, field: string, message: string): void {
+    const uid = object.metadata.uid;
+    if (this.refused.has(uid) || object.status?.phase === "Failed") return;
+    this.refused.add(uid);
+    const { namespace, name } = object.metadata;
+    const text = field ? `${field}: ${message}` : message;
+    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", reason: "FailedCreate", message: `Pod refused: ${text}` });
+    const body = { metadata: { uid }, status: { phase: "Failed", reason: "UnsupportedPodSpec", message: `Pod refused by nanolet: ${text}`, startTime: apiTime(Date.now()) } };
+    void this.options.client
+      .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json")
+      .catch((error) => {
+        this.refused.delete(uid); // try again with the next change
+        this.options.log.log("warn", "Could not fail a refused pod", { pod: `${namespace}/${name}`, error: (error as Error).message });
+      });
+  }
+
+  /** Where the status of the core's pod `uid` goes. */
+  private targetOf(uid: string): StatusTarget | undefined {
+    const object = this.apiPods.get(uid);
+    if (object) {
+      return {
+        namespace: object.metadata.namespace,
+        name: object.metadata.name,
+        uid,
+        current: object.status,
+        deleting: !!object.metadata.deletionTimestamp,
+        hostNetwork: !!object.spec?.hostNetwork,
+      };
+    }
+    const staticPod = this.staticScan.pods.find((p) => p.spec.uid === uid);
+    if (!staticPod) return undefined;
+    for (const p of this.reflector.current.values()) {
+      if (p.metadata.annotations?.[MIRROR_ANNOTATION] === uid && !p.metadata.deletionTimestamp) {
+        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork };
+      }
+    }
+    return undefined;
+  }
+
+  private async health(): Promise<NodeHealth> {
+    const health: NodeHealth = { lastRelistOkMs: this.options.loop.lastRelistOkMs };
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());
+    try {
+      const [version, conditions] = await Promise.race([Promise.all([this.options.runtime.version(), this.options.runtime.status()]), timeout]);
+      this.runtimeName = version.runtimeName;
+      health.runtimeName = version.runtimeName;
+      health.runtimeVersion = version.runtimeVersion;
+      health.runtimeReady = conditions.find((c) => c.type === "RuntimeReady")?.status ?? false;
+      const network = conditions.find((c) => c.type === "NetworkReady");
+      health.networkReady = network?.status ?? false;
+      health.networkMessage = network && !network.status ? `${network.reason}: ${network.message}` : undefined;
+    } catch {
+      health.runtimeReady = undefined;
+    }
+    return health;
+  }
+}

@@ -1,0 +1,96 @@
+// Mirror pods: the apiserver's read-only copy of each static pod, so that `kubectl get pods`
+// shows it. A mirror pod carries the annotation `kubernetes.io/config.mirror` with the static
+// pod's hash (its uid here); one whose hash matches no static pod is deleted, an outdated one
+// is replaced, a missing one created. Mirror pods are never run: the static pod is.
+import type { Logger } from "../log.js";
+import type { SourcePod } from "../sources/static-pods.js";
+import { ApiClient, ApiStatusError } from "./api-client.js";
+import type { PodObject } from "./pod-reflector.js";
+
+export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+export const HASH_ANNOTATION = "kubernetes.io/config.hash";
+export const SOURCE_ANNOTATION = "kubernetes.io/config.source";
+
+export function isMirrorPod(pod: PodObject): boolean {
+  return pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
+}
+
+/** The mirror pod object for a static pod. */
+export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: string | undefined): PodObject {
+  const manifest = (pod.manifest ?? {}) as PodObject;
+  const metadata = manifest.metadata ?? {};
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: pod.spec.name,
+      namespace: pod.spec.namespace,
+      labels: metadata.labels,
+      annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SOURCE_ANNOTATION]: "file" },
+      ownerReferences: nodeUid ? [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid, controller: true }] : undefined,
+    },
+    spec: { ...(manifest.spec ?? {}), nodeName },
+  };
+}
+
+export class MirrorPods {
+  private busy = new Set<string>();
+
+  constructor(
+    private client: ApiClient,
+    private nodeName: string,
+    private log: Logger,
+    private nodeUid: () => string | undefined,
+  ) {}
+
+  /** Brings the mirror pods in line with the static pods, given the apiserver's pods. */
+  reconcile(staticPods: SourcePod[], apiPods: Iterable<PodObject>): void {
+    const byName = new Map<string, PodObject>();
+    for (const p of apiPods) byName.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
+    const wanted = new Set<string>();
+    for (const pod of staticPods) {
+      const key = `${pod.spec.namespace}/${pod.spec.name}`;
+      wanted.add(key);
+      const existing = byName.get(key);
+      if (existing && existing.metadata.annotations?.[MIRROR_ANNOTATION] === pod.spec.uid && !existing.metadata.deletionTimestamp) continue;
+      if (existing && existing.metadata.deletionTimestamp) continue; // being deleted: recreate once gone
+      void this.run(key, async () => {
+        if (existing) {
+          if (!isMirrorPod(existing)) {
+            this.log.log("warn", "A pod with the static pod's name exists and is not its mirror; not replacing it", { pod: key });
+            return;
+          }
+          await this.delete(existing); // outdated: the static pod changed
+        }
+        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()));
+        this.log.log("info", "Mirror pod created", { pod: key });
+      });
+    }
+    for (const [key, p] of byName) {
+      if (!isMirrorPod(p) || wanted.has(key) || p.metadata.deletionTimestamp) continue;
+      void this.run(key, () => this.delete(p)); // its static pod is gone
+    }
+  }
+
+  private async delete(p: PodObject): Promise<void> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(p.metadata.namespace)}/pods/${encodeURIComponent(p.metadata.name)}`;
+    try {
+      await this.client.request("DELETE", path, { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } });
+      this.log.log("info", "Mirror pod deleted", { pod: `${p.metadata.namespace}/${p.metadata.name}` });
+    } catch (error) {
+      if (!(error instanceof ApiStatusError && (error.code === 404 || error.code === 409))) throw error;
+    }
+  }
+
+  private async run(key: string, work: () => Promise<void>): Promise<void> {
+    if (this.busy.has(key)) return;
+    this.busy.add(key);
+    try {
+      await work();
+    } catch (error) {
+      this.log.log("warn", "Mirror pod not synced; will retry", { pod: key, error: (error as Error).message });
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+}

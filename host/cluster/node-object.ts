@@ -1,0 +1,134 @@
+// The Node object and its status, built from machine facts, the runtime's state and the PLEG's
+// health. Pure: times come in as arguments. Condition reasons and messages are upstream's
+// (pkg/kubelet/nodestatus/setters.go).
+import type { MachineInfo } from "../node/machine.js";
+
+export const KUBELET_VERSION = "v1.36.0-nanolet";
+export const MAX_PODS = 110;
+/** Upstream's hard eviction defaults, which allocatable keeps aside. */
+const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;
+const EVICTION_NODEFS_FRACTION = 0.1;
+/** PLEG is unhealthy when its last relist is older than this (upstream relistThreshold). */
+export const PLEG_UNHEALTHY_AFTER_MS = 3 * 60_000;
+
+export interface NodeHealth {
+  /** CRI Status answered with RuntimeReady; undefined when the runtime did not answer. */
+  runtimeReady?: boolean;
+  networkReady?: boolean;
+  networkMessage?: string;
+  runtimeVersion?: string;
+  runtimeName?: string;
+  /** When the last relist succeeded, host ms (0 if never). */
+  lastRelistOkMs: number;
+}
+
+export interface NodeCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
+}
+
+const kib = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
+
+export function capacity(machine: MachineInfo): Record<string, string> {
+  return { cpu: String(machine.cpuCount), memory: kib(machine.memoryBytes), "ephemeral-storage": kib(machine.ephemeralStorageBytes), pods: String(MAX_PODS) };
+}
+
+export function allocatable(machine: MachineInfo): Record<string, string> {
+  return {
+    cpu: String(machine.cpuCount),
+    memory: kib(Math.max(0, machine.memoryBytes - EVICTION_MEMORY_BYTES)),
+    "ephemeral-storage": String(Math.floor(machine.ephemeralStorageBytes * (1 - EVICTION_NODEFS_FRACTION))),
+    pods: String(MAX_PODS),
+  };
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
+}
+
+/** The Ready condition's status, reason and message. */
+export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition {
+  const problems: string[] = [];
+  if (health.runtimeReady === undefined) problems.push("container runtime is down");
+  else if (!health.runtimeReady) problems.push("container runtime status check may not have completed yet");
+  if (health.runtimeReady !== undefined && health.networkReady === false) {
+    problems.push(`container runtime network not ready: NetworkReady=false${health.networkMessage ? ` message:${health.networkMessage}` : ""}`);
+  }
+  const sinceRelistMs = nowMs - health.lastRelistOkMs;
+  if (health.lastRelistOkMs > 0 && sinceRelistMs > PLEG_UNHEALTHY_AFTER_MS) {
+    problems.push(`PLEG is not healthy: pleg was last seen active ${formatDuration(sinceRelistMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`);
+  }
+  if (problems.length > 0) return { type: "Ready", status: "False", reason: "KubeletNotReady", message: problems.join(", ") };
+  return { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" };
+}
+
+/** Conditions in upstream's order; pressure is not measured yet (the eviction manager will). */
+export function nodeConditions(health: NodeHealth, nowMs: number): NodeCondition[] {
+  return [
+    { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available" },
+    { type: "DiskPressure", status: "False", reason: "KubeletHasNoDiskPressure", message: "kubelet has no disk pressure" },
+    { type: "PIDPressure", status: "False", reason: "KubeletHasSufficientPID", message: "kubelet has sufficient PID available" },
+    readyCondition(health, nowMs),
+  ];
+}
+
+/** Carries heartbeat and transition times: a condition keeps its transition time while its status holds. */
+export function stampConditions(next: NodeCondition[], previous: NodeCondition[] | undefined, nowIso: string): NodeCondition[] {
+  return next.map((c) => {
+    const before = previous?.find((p) => p.type === c.type);
+    return { ...c, lastHeartbeatTime: nowIso, lastTransitionTime: before && before.status === c.status && before.lastTransitionTime ? before.lastTransitionTime : nowIso };
+  });
+}
+
+/** The Node's status without times: what is compared to decide whether to report. */
+export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
+  return {
+    capacity: capacity(machine),
+    allocatable: allocatable(machine),
+    conditions: nodeConditions(health, nowMs),
+    addresses: [
+      { type: "InternalIP", address: machine.internalIp },
+      { type: "Hostname", address: nodeName },
+    ],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      machineID: machine.machineId,
+      systemUUID: machine.systemUuid,
+      bootID: machine.bootId,
+      kernelVersion: machine.kernelVersion,
+      osImage: machine.osImage,
+      containerRuntimeVersion: health.runtimeName ? `${health.runtimeName}://${health.runtimeVersion ?? ""}` : "",
+      kubeletVersion: KUBELET_VERSION,
+      kubeProxyVersion: "",
+      operatingSystem: "linux",
+      architecture: machine.architecture,
+    },
+  };
+}
+
+/** The Node object to register. */
+export function nodeObject(nodeName: string, machine: MachineInfo, status: Record<string, any>): Record<string, any> {
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: nodeName,
+      labels: {
+        "kubernetes.io/hostname": nodeName,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": machine.architecture,
+        "beta.kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": machine.architecture,
+      },
+      annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+    },
+    spec: {},
+    status,
+  };
+}

@@ -1,0 +1,95 @@
+// Registers the Node and keeps its status: computed every 10 s, sent when it changed (heartbeat
+// times aside) or at least every 5 min, as a strategic merge patch of `nodes/<name>/status`.
+import type { Logger } from "../log.js";
+import type { MachineInfo } from "../node/machine.js";
+import { ApiClient, ApiStatusError } from "./api-client.js";
+import { apiTime } from "./api-status.js";
+import { type NodeCondition, type NodeHealth, nodeObject, nodeStatus, stampConditions } from "./node-object.js";
+
+export const NODE_STATUS_UPDATE_MS = 10_000;
+export const NODE_STATUS_REPORT_MS = 5 * 60_000;
+
+export interface NodeReporterOptions {
+  client: ApiClient;
+  log: Logger;
+  nodeName: string;
+  machine: () => MachineInfo;
+  health: () => Promise<NodeHealth>;
+  nowMs?: () => number;
+}
+
+export class NodeReporter {
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private registered = false;
+  /** The last status the apiserver accepted, without heartbeat times. */
+  private lastSent?: string;
+  private lastConditions?: NodeCondition[];
+  private lastReportMs = 0;
+  private busy = false;
+  /** The Node's uid once registered (the lease's owner). */
+  nodeUid?: string;
+  reportCount = 0;
+
+  constructor(private options: NodeReporterOptions) {}
+
+  private now(): number {
+    return (this.options.nowMs ?? Date.now)();
+  }
+
+  /** Starts the 10 s loop; resolves after the first attempt to register and report. */
+  start(): Promise<void> {
+    this.timer = setInterval(() => void this.tick(), NODE_STATUS_UPDATE_MS);
+    return this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  /** Computes the status now and reports it if due; also the first registration. */
+  async tick(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      const nowMs = this.now();
+      const status = nodeStatus(this.options.nodeName, this.options.machine(), await this.options.health(), nowMs);
+      if (!this.registered) await this.register(status, nowMs);
+      const key = JSON.stringify(status);
+      if (key === this.lastSent && nowMs - this.lastReportMs < NODE_STATUS_REPORT_MS) return;
+      const conditions = stampConditions(status.conditions, this.lastConditions, apiTime(nowMs));
+      await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json");
+      if (key !== this.lastSent) {
+        const ready = status.conditions.find((c: NodeCondition) => c.type === "Ready");
+        this.options.log.log("info", "Node status reported", { node: this.options.nodeName, ready: ready?.status, message: ready?.message });
+      }
+      this.lastSent = key;
+      this.lastConditions = conditions;
+      this.lastReportMs = nowMs;
+      this.reportCount++;
+    } catch (error) {
+      this.options.log.log("warn", "Node status not reported; will retry", { error: (error as Error).message });
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async register(status: Record<string, any>, nowMs: number): Promise<void> {
+    const conditions = stampConditions(status.conditions, undefined, apiTime(nowMs));
+    const node = nodeObject(this.options.nodeName, this.options.machine(), { ...status, conditions });
+    try {
+      const created = await this.options.client.request("POST", "/api/v1/nodes", node);
+      this.nodeUid = created?.metadata?.uid;
+      this.options.log.log("info", "Node registered", { node: this.options.nodeName });
+    } catch (error) {
+      if (!(error instanceof ApiStatusError && error.code === 409)) throw error;
+      // Already registered (an agent restart): take it over as it is.
+      const existing = await this.options.client.request("GET", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}`);
+      this.nodeUid = existing?.metadata?.uid;
+      this.lastConditions = existing?.status?.conditions;
+      this.options.log.log("info", "Node already registered; taking it over", { node: this.options.nodeName });
+    }
+    this.registered = true;
+  }
+}

@@ -1,0 +1,135 @@
+// The apiserver pod source: list and watch the pods bound to this node, as client-go's reflector
+// does for the kubelet: `fieldSelector=spec.nodeName=<node>`, watch from the list's
+// resourceVersion with bookmarks, relist on 410 Gone, reconnect with a capped back-off. Each
+// change hands the whole current set to `onPods`: the pod manager merges it with static pods.
+import { ApiClient, ApiStatusError, type WatchEvent } from "./api-client.js";
+import type { Logger } from "../log.js";
+
+export type PodObject = Record<string, any>;
+
+/** client-go's reflector back-off: 800 ms doubling to 30 s, reset after a healthy watch. */
+export const RECONNECT_INITIAL_MS = 800;
+export const RECONNECT_MAX_MS = 30_000;
+/** Watches ask the server to end them after this long (upstream picks 5-10 min at random). */
+export const WATCH_TIMEOUT_SECONDS = 300;
+
+export interface PodReflectorOptions {
+  client: ApiClient;
+  nodeName: string;
+  log: Logger;
+  onPods: (pods: PodObject[]) => void;
+  /** Connectivity changes: true once a list succeeded, false when a list or watch failed. */
+  onConnected?: (connected: boolean) => void;
+}
+
+export class PodReflector {
+  private pods = new Map<string, PodObject>();
+  private resourceVersion = "";
+  private abort = new AbortController();
+  private stopped = false;
+  private delayMs = RECONNECT_INITIAL_MS;
+  connected = false;
+  listCount = 0;
+
+  constructor(private options: PodReflectorOptions) {}
+
+  private get selector(): string {
+    return `fieldSelector=${encodeURIComponent(`spec.nodeName=${this.options.nodeName}`)}`;
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+  }
+
+  /** The pods as last seen, by uid. */
+  get current(): ReadonlyMap<string, PodObject> {
+    return this.pods;
+  }
+
+  private setConnected(connected: boolean): void {
+    if (this.connected === connected) return;
+    this.connected = connected;
+    this.options.onConnected?.(connected);
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      try {
+        if (needList) {
+          await this.list();
+          needList = false;
+        }
+        const started = Date.now();
+        await this.watch();
+        // A watch that lasted is healthy: the next trouble starts the back-off afresh.
+        if (Date.now() - started > 10_000) this.delayMs = RECONNECT_INITIAL_MS;
+        continue;
+      } catch (error) {
+        if (this.stopped) return;
+        const gone = error instanceof ApiStatusError && error.code === 410;
+        if (gone) {
+          this.options.log.log("info", "Pod watch expired (410 Gone); listing again", {});
+          needList = true;
+          continue;
+        }
+        this.setConnected(false);
+        this.options.log.log("warn", "Cannot reach the apiserver for pods; pods keep running, retrying", {
+          error: (error as Error).message,
+          retryInMs: this.delayMs,
+        });
+        await this.sleep(this.delayMs);
+        this.delayMs = Math.min(this.delayMs * 2, RECONNECT_MAX_MS);
+        needList = true; // after an outage the watch window may be gone: start from a list
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
+
+  private async list(): Promise<void> {
+    const list = await this.options.client.request("GET", `/api/v1/pods?${this.selector}`);
+    const pods = new Map<string, PodObject>();
+    for (const item of list.items ?? []) pods.set(item.metadata.uid, item);
+    this.pods = pods;
+    this.resourceVersion = list.metadata?.resourceVersion ?? "";
+    this.listCount++;
+    this.delayMs = RECONNECT_INITIAL_MS;
+    this.setConnected(true);
+    this.options.onPods([...pods.values()]);
+  }
+
+  private async watch(): Promise<void> {
+    const path = `/api/v1/pods?${this.selector}&watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`;
+    let failure: Error | undefined;
+    await this.options.client.watch(path, (event) => {
+      if (failure) return;
+      failure = this.apply(event);
+    }, this.abort.signal);
+    if (failure) throw failure;
+  }
+
+  /** Applies one watch event; returns the error that ends the watch, if any. */
+  private apply(event: WatchEvent): Error | undefined {
+    const object = event.object ?? {};
+    if (event.type === "ERROR") return new ApiStatusError(object.code ?? 500, object.reason ?? "Unknown", object.message ?? "watch error");
+    if (object.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
+    if (event.type === "BOOKMARK") return undefined;
+    const uid = object.metadata?.uid;
+    if (!uid) return undefined;
+    if (event.type === "DELETED") this.pods.delete(uid);
+    else this.pods.set(uid, object);
+    this.options.onPods([...this.pods.values()]);
+    return undefined;
+  }
+}

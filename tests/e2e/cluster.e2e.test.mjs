@@ -1,0 +1,179 @@
+// nanolet joined to a cluster: the strict fake apiserver in this process (no kube-apiserver can
+// be installed here) and a real, private containerd. nanolet runs as a user runs it, with a
+// kubeconfig holding a node token (system:node:e2e-node).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { stringify } from "yaml";
+import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
+import { ApiClient } from "../../dist/cluster/api-client.js";
+import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+import { Nanolet, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
+
+const NODE = "e2e-node";
+const work = tempDir("nanolet-cluster-e2e-");
+let containerd;
+let api;
+let admin;
+let nanolet;
+let manifestDir;
+
+function kubeconfigFile(server) {
+  const file = path.join(work, "kubelet.conf");
+  fs.writeFileSync(file, stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "fake", cluster: { server } }],
+    users: [{ name: NODE, user: { token: "node-token" } }],
+    contexts: [{ name: "node", context: { cluster: "fake", user: NODE } }],
+    "current-context": "node",
+  }));
+  return file;
+}
+
+function podObject(name, { script = "sleep 3600", policy = "Always", grace = 2 } = {}) {
+  return {
+    metadata: { name, namespace: "default" },
+    spec: {
+      nodeName: NODE,
+      hostNetwork: true,
+      restartPolicy: policy,
+      terminationGracePeriodSeconds: grace,
+      containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script] }],
+    },
+  };
+}
+
+const podPath = (name) => `/api/v1/namespaces/default/pods/${name}`;
+const getPod = (name) => api.get("pods", "default", name);
+
+before(async () => {
+  ensurePackages();
+  containerd = new PrivateContainerd(path.join(work, "containerd"));
+  await containerd.start();
+  api = await FakeApiServer.start({
+    tokens: {
+      "node-token": { name: `system:node:${NODE}`, groups: ["system:nodes", "system:authenticated"] },
+      "admin-token": { name: "admin", groups: ["system:masters"] },
+    },
+    bookmarkIntervalMs: 5_000,
+  });
+  admin = new ApiClient({ server: api.url, token: "admin-token" });
+  manifestDir = path.join(work, "manifests");
+  fs.mkdirSync(manifestDir, { recursive: true });
+  nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: NODE });
+  nanolet.start(["--kubeconfig", kubeconfigFile(api.url)]);
+});
+
+after(async () => {
+  for (const f of fs.readdirSync(manifestDir ?? work)) if (f.endsWith(".yaml")) fs.rmSync(path.join(manifestDir, f));
+  try {
+    await waitFor("every pod gone from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
+  } finally {
+    await nanolet?.stop();
+    admin?.close();
+    await api?.stop();
+    await containerd?.stop();
+  }
+});
+
+describe("nanolet in a cluster", { concurrency: false }, () => {
+  test("the node registers Ready with machine facts, and its lease is renewed", { timeout: 60_000 }, async () => {
+    const node = await waitFor("node Ready", () => {
+      const n = api.get("nodes", undefined, NODE);
+      return n?.status?.conditions?.find((c) => c.type === "Ready")?.status === "True" ? n : false;
+    });
+    assert.equal(node.metadata.labels["kubernetes.io/hostname"], NODE);
+    assert.equal(node.metadata.labels["kubernetes.io/os"], "linux");
+    assert.ok(["amd64", "arm64"].includes(node.metadata.labels["kubernetes.io/arch"]));
+    assert.equal(node.status.capacity.pods, "110");
+    assert.match(node.status.capacity.memory, /^\d+Ki$/);
+    assert.ok(Number(node.status.capacity.cpu) >= 1);
+    assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\/1\./);
+    assert.deepEqual(node.status.conditions.map((c) => c.type), ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]);
+    const lease = await waitFor("lease", () => api.get("leases", "kube-node-lease", NODE));
+    assert.equal(lease.spec.holderIdentity, NODE);
+    assert.equal(lease.spec.leaseDurationSeconds, 40);
+    assert.equal(lease.metadata.ownerReferences?.[0]?.uid, node.metadata.uid);
+    const firstRenew = lease.spec.renewTime;
+    await waitFor("lease renewed", () => api.get("leases", "kube-node-lease", NODE).spec.renewTime !== firstRenew, 15_000);
+  });
+
+  test("a pod created in the apiserver runs; its status shows Running with the real container ID", { timeout: 60_000 }, async () => {
+    await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("web"));
+    const pod = await waitFor("web Running", () => (getPod("web")?.status?.phase === "Running" ? getPod("web") : false));
+    const cs = pod.status.containerStatuses[0];
+    assert.match(cs.containerID, /^containerd:\/\/[0-9a-f]{64}$/);
+    const id = cs.containerID.slice("containerd://".length);
+    assert.equal(runtimeContainers(containerd).find((c) => c.id === id)?.task, "RUNNING");
+    assert.ok(cs.state.running.startedAt);
+    assert.equal(cs.ready, true);
+    assert.equal(cs.started, true);
+    assert.equal(cs.restartCount, 0);
+    const types = Object.fromEntries(pod.status.conditions.map((c) => [c.type, c.status]));
+    assert.deepEqual(types, { PodReadyToStartContainers: "True", Initialized: "True", Ready: "True", ContainersReady: "True", PodScheduled: "True" });
+    assert.ok(pod.status.startTime);
+    assert.ok(pod.status.hostIP);
+    assert.equal(pod.status.podIP, pod.status.hostIP, "a host-network pod has the node's IP");
+    // The node never read a pod's status subresource, and never listed pods without its selector.
+    const nodeRequests = api.requests.filter((r) => r.user === `system:node:${NODE}`);
+    assert.ok(!nodeRequests.some((r) => r.method === "GET" && /\/pods\/[^/]+\/status/.test(r.path)));
+    assert.ok(nodeRequests.filter((r) => r.method === "GET" && r.path.startsWith("/api/v1/pods")).every((r) => r.path.includes("fieldSelector=spec.nodeName%3De2e-node")));
+    assert.ok(!nodeRequests.some((r) => r.code === 403), "the node stayed inside what the Node authorizer allows");
+  });
+
+  test("a container exit shows the restart count rising, with the exit as lastState", { timeout: 60_000 }, async () => {
+    await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("crashy", { script: "sleep 1; exit 3" }));
+    const pod = await waitFor("crashy restarted", () => (getPod("crashy")?.status?.containerStatuses?.[0]?.restartCount >= 1 ? getPod("crashy") : false), 30_000);
+    const cs = pod.status.containerStatuses[0];
+    assert.equal(cs.lastState.terminated.exitCode, 3);
+    assert.equal(cs.lastState.terminated.reason, "Error");
+    await admin.request("DELETE", podPath("crashy"), { gracePeriodSeconds: 0 });
+  });
+
+  test("deletion: the pod stops within its grace period, its final status is sent, then the node deletes it", { timeout: 60_000 }, async () => {
+    const running = await waitFor("web still Running", () => getPod("web")?.status?.phase === "Running" && getPod("web"));
+    const id = running.status.containerStatuses[0].containerID.slice("containerd://".length);
+    const t0 = Date.now();
+    await admin.request("DELETE", podPath("web"), { gracePeriodSeconds: 5 });
+    await waitFor("web gone from the apiserver", () => getPod("web") === undefined, 30_000);
+    assert.ok(Date.now() - t0 < 15_000, "stopped and deleted within its grace period and a few relists");
+    const deletes = api.requests.filter((r) => r.user === `system:node:${NODE}` && r.method === "DELETE" && r.path === podPath("web"));
+    assert.equal(deletes.length, 1, "the node deleted it once its final status was in");
+    const patches = api.requests.filter((r) => r.user === `system:node:${NODE}` && r.method === "PATCH" && r.path === `${podPath("web")}/status`);
+    assert.ok(patches.length >= 2);
+    await waitFor("web's container removed from containerd", () => !runtimeContainers(containerd).some((c) => c.id === id), 30_000);
+  });
+
+  test("a static pod gets a mirror pod carrying its status", { timeout: 60_000 }, async () => {
+    fs.writeFileSync(path.join(manifestDir, "static.yaml"), podManifest("static"));
+    const mirror = await waitFor("mirror pod Running", () => {
+      const p = getPod(`static-${NODE}`);
+      return p?.status?.phase === "Running" ? p : false;
+    });
+    assert.ok(mirror.metadata.annotations["kubernetes.io/config.mirror"]);
+    assert.equal(mirror.spec.nodeName, NODE);
+    fs.rmSync(path.join(manifestDir, "static.yaml"));
+    await waitFor("mirror pod deleted with its static pod", () => getPod(`static-${NODE}`) === undefined, 30_000);
+  });
+
+  test("an apiserver outage of 60 s disturbs no pod, and status catches up after it", { timeout: 150_000 }, async () => {
+    await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("steady"));
+    await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("flaky", { script: "sleep 20; exit 1" }));
+    await waitFor("both Running", () => getPod("steady")?.status?.phase === "Running" && getPod("flaky")?.status?.phase === "Running");
+    const steadyId = getPod("steady").status.containerStatuses[0].containerID;
+    const before = getPod("flaky").status.containerStatuses[0].restartCount;
+    await api.stop();
+    await new Promise((r) => setTimeout(r, 60_000));
+    // While the apiserver was away, the pods kept running untouched.
+    const running = runtimeContainers(containerd).filter((c) => c.task === "RUNNING").map((c) => `containerd://${c.id}`);
+    assert.ok(running.includes(steadyId), "steady was not restarted");
+    await api.start();
+    await waitFor("flaky's restarts during the outage reach the apiserver", () => getPod("flaky")?.status?.containerStatuses?.[0]?.restartCount > before, 30_000);
+    assert.equal(getPod("steady").status.containerStatuses[0].containerID, steadyId);
+    assert.equal(getPod("steady").status.containerStatuses[0].restartCount, 0);
+    for (const name of ["steady", "flaky"]) await admin.request("DELETE", podPath(name), { gracePeriodSeconds: 1 });
+    await waitFor("both deleted", () => getPod("steady") === undefined && getPod("flaky") === undefined, 30_000);
+  });
+});
