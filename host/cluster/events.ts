@@ -56,6 +56,8 @@ export class EventRecorder {
   private repeats = new Map<string, Remembered>();
   private perObject = new Map<string, TokenBucket>();
   private node: TokenBucket;
+  /** Makes names unique among events created in the same millisecond. */
+  private serial = 0;
   sentCount = 0;
   droppedCount = 0;
 
@@ -93,7 +95,8 @@ export class EventRecorder {
       return;
     }
     if (this.repeats.size >= MAX_REMEMBERED) this.repeats.clear();
-    const name = `${e.podName}.${(BigInt(nowMs) * 1_000_000n + BigInt(this.sentCount % 1_000_000)).toString(16)}`;
+    this.serial = (this.serial + 1) % 1_000_000;
+    const name = `${e.podName}.${(BigInt(nowMs) * 1_000_000n + BigInt(this.serial)).toString(16)}`;
     this.repeats.set(key, { name, count: 1, firstTimestamp: now, lastMs: nowMs });
     const event = {
       apiVersion: "v1",

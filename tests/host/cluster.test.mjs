@@ -1,0 +1,175 @@
+// The cluster side of the host against the strict fake apiserver: the pod reflector (bookmarks,
+// 410 Gone, reconnects), the status manager (patch shape, versions, retries, deletion), status
+// conversion, node conditions and events.
+import assert from "node:assert/strict";
+import test from "node:test";
+import { ApiClient } from "../../dist/cluster/api-client.js";
+import { apiPodStatus } from "../../dist/cluster/api-status.js";
+import { EventRecorder } from "../../dist/cluster/events.js";
+import { readyCondition } from "../../dist/cluster/node-object.js";
+import { PodReflector } from "../../dist/cluster/pod-reflector.js";
+import { StatusManager } from "../../dist/cluster/status-manager.js";
+import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+
+const NODE = "n1";
+const quiet = { log() {} };
+const tokens = {
+  node: { name: `system:node:${NODE}`, groups: ["system:nodes"] },
+  admin: { name: "admin", groups: ["system:masters"] },
+};
+
+async function until(what, fn, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const pod = (name, nodeName = NODE) => ({ metadata: { name, namespace: "default" }, spec: { nodeName, containers: [{ name: "app", image: "busybox" }] } });
+
+function coreStatus(version, overrides = {}) {
+  return {
+    phase: "running", reason: "", message: "", sandboxId: "sb",
+    containerStatuses: [{
+      name: "app", containerId: "abc", image: "busybox", state: "running", reason: "", message: "", exitCode: 0, restartCount: 2,
+      ready: true, startedAtNs: 1_764_000_000_000_000_000n, finishedAtNs: 0n, started: true,
+      lastState: { containerId: "old", exitCode: 3, reason: "Error", message: "", startedAtNs: 1_763_999_990_000_000_000n, finishedAtNs: 1_763_999_999_000_000_000n },
+    }],
+    version,
+    conditions: [{ conditionType: "ready", status: true, reason: "", message: "", lastTransitionMs: 1_764_000_000_000n }],
+    startTimeMs: 1_764_000_000_000n,
+    finished: false,
+    ...overrides,
+  };
+}
+
+test("reflector: lists with the node's field selector, follows the watch, relists on 410 Gone and after an outage", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  api.seed("pods", pod("mine"));
+  api.seed("pods", pod("other", "n2"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  let seen = [];
+  const reflector = new PodReflector({ client, nodeName: NODE, log: quiet, onPods: (pods) => (seen = pods.map((p) => p.metadata.name).sort()) });
+  reflector.start();
+  t.after(() => reflector.stop());
+  await until("first list", () => seen.length === 1);
+  assert.deepEqual(seen, ["mine"], "only pods bound to this node");
+  api.seed("pods", pod("second"));
+  await until("watch delivers a new pod", () => seen.includes("second"));
+  // Another node's pod moves the store on without this node's watch seeing it; history is then
+  // compacted and the watch cut: the next watch, from the older version, gets 410 Gone and the
+  // reflector lists again.
+  const listsBefore = reflector.listCount;
+  api.seed("pods", pod("elsewhere", "n2"));
+  api.compact();
+  for (const w of api.watches) w.end();
+  await until("relist after 410", () => reflector.listCount > listsBefore);
+  // An outage: pods stay as they were; a pod added meanwhile is seen after reconnecting.
+  await api.stop();
+  api.seed("pods", pod("third"));
+  await until("reflector notices the outage", () => !reflector.connected);
+  assert.deepEqual(seen, ["mine", "second"]);
+  await api.start();
+  await until("reconnected and relisted", () => seen.includes("third"), 15_000);
+});
+
+test("status manager: one strategic merge patch with the uid per version, never a GET; retried after an outage; deletion after the final status", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("web"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true };
+  const sent = [];
+  const manager = new StatusManager({
+    client,
+    log: quiet,
+    targetOf: (uid) => (uid === "core-uid" ? target : undefined),
+    context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => "sha256:feed" }),
+    onSent: (_uid, version) => sent.push(version),
+  });
+  t.after(() => manager.stop());
+  manager.setStatus("core-uid", coreStatus(1n));
+  manager.setStatus("core-uid", coreStatus(2n)); // same turn: only the newest goes
+  manager.setStatus("core-uid", coreStatus(1n)); // older: ignored
+  await until("patched", () => sent.length === 1);
+  assert.deepEqual(sent, [2n]);
+  const status = api.get("pods", "default", "web").status;
+  assert.equal(status.phase, "Running");
+  assert.equal(status.hostIP, "10.0.0.5");
+  assert.equal(status.podIP, "10.0.0.5");
+  assert.equal(status.containerStatuses[0].containerID, "containerd://abc");
+  assert.equal(status.containerStatuses[0].imageID, "sha256:feed");
+  assert.equal(status.containerStatuses[0].lastState.terminated.exitCode, 3);
+  assert.equal(status.conditions.find((c) => c.type === "Ready").status, "True");
+  const patches = api.requests.filter((r) => r.method === "PATCH");
+  assert.equal(patches.length, 1);
+  assert.ok(!api.requests.some((r) => r.method === "GET"), "no read before the patch");
+
+  // An outage: the status waits and goes out once the apiserver is back.
+  await api.stop();
+  manager.setStatus("core-uid", coreStatus(3n, { phase: "failed" }));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(manager.pendingCount, 1);
+  await api.start();
+  manager.requestFlush(); // what the reflector's reconnect does
+  await until("sent after the outage", () => sent.includes(3n));
+  assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
+
+  // Deletion: marked by the apiserver, then the final status, then a grace-0 delete with the uid.
+  await new ApiClient({ server: api.url, token: "admin" }).request("DELETE", "/api/v1/namespaces/default/pods/web", { gracePeriodSeconds: 30 });
+  target.deleting = true;
+  manager.setStatus("core-uid", coreStatus(4n, { phase: "failed", finished: true }));
+  await until("deleted", () => api.get("pods", "default", "web") === undefined);
+  const del = api.requests.filter((r) => r.method === "DELETE" && r.user === `system:node:${NODE}`);
+  assert.equal(del.length, 1);
+});
+
+test("status conversion: waiting with its reason, terminated with times; the apiserver's startTime and transition times win", () => {
+  const ctx = { nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined, hostNetwork: false };
+  const waiting = coreStatus(1n);
+  waiting.containerStatuses[0] = { ...waiting.containerStatuses[0], state: "waiting", reason: "CrashLoopBackOff", message: "back-off 10s", ready: false, started: false };
+  const out = apiPodStatus(waiting, { ...ctx, current: { startTime: "2020-01-01T00:00:00Z", conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2020-01-01T00:00:01Z" }] } });
+  assert.deepEqual(out.containerStatuses[0].state, { waiting: { reason: "CrashLoopBackOff", message: "back-off 10s" } });
+  assert.equal(out.startTime, "2020-01-01T00:00:00Z");
+  assert.equal(out.conditions[0].lastTransitionTime, "2020-01-01T00:00:01Z");
+  assert.equal(out.podIP, undefined, "a pod-network pod's IP is not the node's");
+  const done = coreStatus(1n);
+  done.containerStatuses[0] = { ...done.containerStatuses[0], state: "terminated", exitCode: 0, reason: "Completed", finishedAtNs: 1_764_000_001_500_000_000n, lastState: undefined };
+  const t = apiPodStatus(done, ctx).containerStatuses[0];
+  assert.deepEqual(t.state.terminated, { exitCode: 0, reason: "Completed", message: undefined, startedAt: "2025-11-24T16:00:00Z", finishedAt: "2025-11-24T16:00:01Z", containerID: "containerd://abc" });
+  assert.deepEqual(t.lastState, {});
+});
+
+test("node Ready: runtime down, network not ready and an unhealthy PLEG each say why", () => {
+  const now = 1_000_000_000;
+  assert.equal(readyCondition({ runtimeReady: true, networkReady: true, lastRelistOkMs: now - 1000 }, now).status, "True");
+  const down = readyCondition({ lastRelistOkMs: now }, now);
+  assert.equal(down.status, "False");
+  assert.equal(down.reason, "KubeletNotReady");
+  assert.match(down.message, /container runtime is down/);
+  assert.match(readyCondition({ runtimeReady: true, networkReady: false, networkMessage: "NetworkPluginNotReady: cni plugin not initialized", lastRelistOkMs: now }, now).message, /container runtime network not ready/);
+  assert.match(readyCondition({ runtimeReady: true, networkReady: true, lastRelistOkMs: now - 200_000 }, now).message, /PLEG is not healthy: pleg was last seen active 3m20s ago; threshold is 3m0s/);
+});
+
+test("events: repeats are aggregated into one Event with a count; a spamming pod is cut off after its burst", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  const recorder = new EventRecorder(client, NODE, quiet, () => 1_764_000_000_000);
+  const e = { namespace: "default", podName: "web", podUid: "u1", containerName: "app", type: "Warning", reason: "BackOff", message: "Back-off restarting failed container app" };
+  for (let i = 0; i < 3; i++) recorder.record(e);
+  await until("sent", () => recorder.sentCount === 3);
+  const events = api.store.list("events").items;
+  assert.equal(events.length, 1);
+  assert.equal(events[0].count, 3);
+  assert.equal(events[0].involvedObject.fieldPath, "spec.containers{app}");
+  assert.equal(events[0].source.host, NODE);
+  for (let i = 0; i < 40; i++) recorder.record({ ...e, message: `distinct ${i}` });
+  await until("settled", () => recorder.sentCount + recorder.droppedCount === 43);
+  assert.equal(recorder.droppedCount, 40 - 22, "25 per object: 3 used, 22 more, the rest dropped");
+});
