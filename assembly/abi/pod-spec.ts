@@ -12,9 +12,9 @@ export const RESOURCE_QUANTITY_SIZE: usize = 16;
 export const CONTAINER_SPEC_SIZE: usize = 68;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
-//   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes) }
-//   : size 80, align 8.
-export const POD_SPEC_SIZE: usize = 80;
+//   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
+//   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81) }: size 88, align 8.
+export const POD_SPEC_SIZE: usize = 88;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -78,6 +78,8 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.containers = liftList<ContainerSpec>(ptr + 52, CONTAINER_SPEC_SIZE, liftContainerSpec);
   pod.beingDeleted = load<u8>(ptr + 64) != 0;
   pod.deletionGracePeriodSeconds = pod.beingDeleted ? load<i64>(ptr + 72) : 0;
+  pod.hasReportedTerminalPhase = load<u8>(ptr + 80) != 0;
+  pod.reportedTerminalPhase = pod.hasReportedTerminalPhase ? load<u8>(ptr + 81) : 0;
   return pod;
 }
 
@@ -92,6 +94,8 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   lowerList<ContainerSpec>(ptr + 52, pod.containers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
   store<u8>(ptr + 64, <u8>(pod.beingDeleted ? 1 : 0));
   store<i64>(ptr + 72, pod.beingDeleted ? pod.deletionGracePeriodSeconds : 0);
+  store<u8>(ptr + 80, <u8>(pod.hasReportedTerminalPhase ? 1 : 0));
+  store<u8>(ptr + 81, <u8>(pod.hasReportedTerminalPhase ? pod.reportedTerminalPhase : 0));
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -450,7 +450,8 @@ export class Agent {
     rec.dirty = true;
     rec.retryAtMs = 0; // termination and cleanup do not wait for a back-off
     if (event == WorkerEvent.Readded && rec.state == WorkerState.SyncPod) {
-      rec.terminal = false;
+      const spec = rec.spec;
+      rec.terminal = spec !== null && spec.hasReportedTerminalPhase;
       rec.cgroupRemoved = false;
     }
   }
@@ -477,6 +478,7 @@ export class Agent {
     let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal);
     const previous = rec.status;
     if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
+    else if (spec.hasReportedTerminalPhase) phase = spec.reportedTerminalPhase; // finished before this agent knew it
     if (phase == PodPhase.Succeeded || phase == PodPhase.Failed) rec.terminal = true;
     const status = new PodStatus();
     status.phase = phase;

@@ -32,6 +32,9 @@ export class PodSpec {
   /// Set once the apiserver marked the pod for deletion.
   beingDeleted: bool = false;
   deletionGracePeriodSeconds: i64 = 0;
+  /// Set when the apiserver already shows the pod Succeeded or Failed.
+  hasReportedTerminalPhase: bool = false;
+  reportedTerminalPhase: i32 = 0;
 }
 
 export class PodRejection {

@@ -72,6 +72,8 @@ export class PodRecord {
     for (let i = 0; i < spec.containers.length; i++) hashes.push(containerSpecHash(spec.containers[i]));
     this.hashes = hashes;
     this.cgroupParent = podCgroupParent(spec);
+    // Finished before, as the apiserver says: never started again.
+    if (spec.hasReportedTerminalPhase) this.terminal = true;
     this.dirty = true;
   }
 
@@ -81,6 +83,7 @@ export class PodRecord {
     if (current === null) return false;
     if (current.restartPolicy != spec.restartPolicy || current.hostNetwork != spec.hostNetwork) return false;
     if (current.hasGracePeriod != spec.hasGracePeriod || current.terminationGracePeriodSeconds != spec.terminationGracePeriodSeconds) return false;
+    if (current.hasReportedTerminalPhase != spec.hasReportedTerminalPhase || current.reportedTerminalPhase != spec.reportedTerminalPhase) return false;
     if (current.beingDeleted != spec.beingDeleted || current.deletionGracePeriodSeconds != spec.deletionGracePeriodSeconds) return false;
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
     if (current.containers.length != spec.containers.length) return false;

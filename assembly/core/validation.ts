@@ -1,6 +1,6 @@
 // Validation of pod specs, with the apiserver's field paths and wording, so that a bad manifest is
 // refused with a message naming the field instead of being half-run.
-import { PodRejection, PodSpec } from "./model";
+import { PodPhase, PodRejection, PodSpec } from "./model";
 import { parseQuantity } from "./quantity";
 
 const DNS1123_LABEL_MAX = 63;
@@ -73,6 +73,9 @@ export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
     return new PodRejection(
       index, pod.uid, "metadata.deletionGracePeriodSeconds",
       "Invalid value: " + pod.deletionGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
+  }
+  if (pod.hasReportedTerminalPhase && pod.reportedTerminalPhase != PodPhase.Succeeded && pod.reportedTerminalPhase != PodPhase.Failed) {
+    return new PodRejection(index, pod.uid, "status.phase", "Invalid value: a reported terminal phase must be Succeeded or Failed");
   }
   if (pod.containers.length == 0) {
     return new PodRejection(index, pod.uid, "spec.containers", "Required value");

@@ -138,11 +138,7 @@ export class ClusterAgent {
     for (const object of this.apiPods.values()) {
       const origin = `${API_ORIGIN}${object.metadata.namespace}/${object.metadata.name}`;
       objectsByOrigin.set(origin, object);
-      if (object.status?.phase === "Succeeded" || object.status?.phase === "Failed") {
-        // Terminal in the apiserver: nothing to run (upstream skips terminal pods it did not
-        // see finish), but a deletion still needs the node's final word.
-        if (!object.metadata.deletionTimestamp || this.refused.has(object.metadata.uid)) continue;
-      }
+      if (this.refused.has(object.metadata.uid)) continue;
       try {
         pods.push({ spec: podFromApiObject(object), origin });
       } catch (error) {

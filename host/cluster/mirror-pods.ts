@@ -16,7 +16,7 @@ export function isMirrorPod(pod: PodObject): boolean {
 }
 
 /** The mirror pod object for a static pod. */
-export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: string | undefined): PodObject {
+export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: string): PodObject {
   const manifest = (pod.manifest ?? {}) as PodObject;
   const metadata = manifest.metadata ?? {};
   return {
@@ -27,7 +27,7 @@ export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: strin
       namespace: pod.spec.namespace,
       labels: metadata.labels,
       annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SOURCE_ANNOTATION]: "file" },
-      ownerReferences: nodeUid ? [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid, controller: true }] : undefined,
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid, controller: true }],
     },
     spec: { ...(manifest.spec ?? {}), nodeName },
   };
@@ -45,6 +45,9 @@ export class MirrorPods {
 
   /** Brings the mirror pods in line with the static pods, given the apiserver's pods. */
   reconcile(staticPods: SourcePod[], apiPods: Iterable<PodObject>): void {
+    // A mirror pod is owned by its Node (NodeRestriction checks the owner's uid): none before
+    // the Node is registered.
+    if (this.nodeUid() === undefined) return;
     const byName = new Map<string, PodObject>();
     for (const p of apiPods) byName.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
     const wanted = new Set<string>();
@@ -62,7 +65,7 @@ export class MirrorPods {
           }
           await this.delete(existing); // outdated: the static pod changed
         }
-        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()));
+        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!));
         this.log.log("info", "Mirror pod created", { pod: key });
       });
     }

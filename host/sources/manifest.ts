@@ -153,6 +153,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     hostNetwork,
     containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`)),
     deletionGracePeriodSeconds: undefined,
+    reportedTerminalPhase: undefined,
   };
 }
 
@@ -175,6 +176,8 @@ function ignorableVolumes(spec: Record<string, Json>): Set<string> {
   });
   return names;
 }
+
+const TERMINAL_PHASES: Record<string, "succeeded" | "failed" | undefined> = { Succeeded: "succeeded", Failed: "failed" };
 
 /**
  * Converts a Pod object from the apiserver into a pod-spec: its uid and name as they are, and
@@ -202,5 +205,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
     hostNetwork,
     containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`, ignored)),
     deletionGracePeriodSeconds: deleting ? integerAt(metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined,
+    // Finished pods stay desired (their containers keep their logs) but never start again.
+    reportedTerminalPhase: TERMINAL_PHASES[String(objectAt(pod.status, "status")?.phase ?? "")],
   };
 }

@@ -51,6 +51,16 @@ export function authorize(user, verb, req) {
         const pod = req.body;
         if (!pod?.metadata?.annotations?.[MIRROR_ANNOTATION]) deny(`pod does not have "${MIRROR_ANNOTATION}" annotation, node "${node}" can only create mirror pods`);
         if (pod.spec?.nodeName !== node) deny(`node "${node}" can only create pods with spec.nodeName set to itself`);
+        const owners = pod.metadata?.ownerReferences ?? [];
+        if (owners.length > 1) deny(`node "${node}" can only create pods with a single owner reference set to itself`);
+        if (owners.length === 1) {
+          const owner = owners[0];
+          if (owner.apiVersion !== "v1" || owner.kind !== "Node" || owner.name !== node) deny(`node "${node}" can only create pods with an owner reference set to itself`);
+          if (owner.controller !== true) deny(`node "${node}" can only create pods with a controller owner reference set to itself`);
+          if (owner.blockOwnerDeletion === true) deny(`node "${node}" must not set blockOwnerDeletion on an owner reference`);
+          if (req.nodeUid !== undefined && owner.uid !== req.nodeUid) deny(`the UID in the owner reference (${owner.uid}) does not match the current UID of node "${node}"`);
+        }
+        if (pod.spec?.serviceAccountName) deny(`node "${node}" can not create pods that reference a service account`);
         return;
       }
       if (verb === "delete") {

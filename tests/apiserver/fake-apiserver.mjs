@@ -6,7 +6,7 @@
 // an outage. Only what a kubelet uses is served; everything else is refused.
 import http from "node:http";
 import https from "node:https";
-import { authorize } from "./authz.mjs";
+import { authorize, nodeNameOf } from "./authz.mjs";
 import { mergePatch, strategicMergePatch } from "./patch.mjs";
 import { ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound, unauthorized, unsupportedMediaType } from "./status.mjs";
 import { Store } from "./store.mjs";
@@ -177,7 +177,7 @@ export class FakeApiServer {
         if (obj.metadata.namespace && obj.metadata.namespace !== namespace) throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
         obj.metadata.namespace = namespace;
       }
-      authorize(user, "create", { resource, namespace, body: obj });
+      authorize(user, "create", { resource, namespace, body: obj, nodeUid: resource === "pods" ? this.store.find("nodes", undefined, nodeNameOf(user) ?? "")?.metadata?.uid : undefined });
       validate(resource, obj);
       return ok(201, this.store.create(resource, this.withKind(resource, obj), this.now()));
     }

@@ -119,6 +119,35 @@ describe("deletion marked by the apiserver", () => {
     expect(node.count(ActionTag.CreateContainer, 0)).toBe(0);
   });
 
+  it("a pod the apiserver already shows finished is never started and keeps that phase", () => {
+    const node = new FakeNode(new Agent(config()));
+    const done = spec("u1", "Always", ["app"]);
+    done.hasReportedTerminalPhase = true;
+    done.reportedTerminalPhase = PodPhase.Succeeded;
+    node.agent.handlePods(node.nowMs, [done]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.count(ActionTag.RunSandbox, 0)).toBe(0);
+    expect(node.count(ActionTag.CreateContainer, 0)).toBe(0);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Succeeded);
+  });
+
+  it("a finished pod's containers stay while it is desired (for its logs), and go with it", () => {
+    const node = started("u1", "Never");
+    node.exit("app", 1);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Failed);
+    const failed = spec("u1", "Never", ["app"]);
+    failed.hasReportedTerminalPhase = true;
+    failed.reportedTerminalPhase = PodPhase.Failed; // the apiserver now shows it Failed
+    node.agent.handlePods(node.nowMs, [failed]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.containers.length).toBe(1);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Failed);
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.containers.length).toBe(0);
+  });
+
   it("a negative deletion grace period is refused with its field", () => {
     const node = new FakeNode(new Agent(config()));
     const deleting = spec("u1", "Always", ["app"]);

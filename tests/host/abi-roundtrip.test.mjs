@@ -22,9 +22,9 @@ const containerSpec = (i) => ({
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded" },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown" },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);

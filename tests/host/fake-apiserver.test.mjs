@@ -136,6 +136,15 @@ test("mirror pods: a node may create only annotated pods bound to itself", async
   assert.equal((await a("POST", "/api/v1/namespaces/default/pods", mirror("b"))).code, 403);
   assert.equal((await a("POST", "/api/v1/namespaces/default/pods", mirror("a"))).code, 201);
   assert.equal((await a("POST", "/api/v1/namespaces/default/pods", mirror("a"))).code, 409);
+  // An owner reference must be the node itself, as its controller; no service account.
+  const node = (await a("POST", "/api/v1/nodes", { metadata: { name: "a" } })).body;
+  const owned = (name, owner, spec = {}) => pod(name, "a", { metadata: { annotations: { "kubernetes.io/config.mirror": "h" }, ownerReferences: [owner] }, spec });
+  const self = { apiVersion: "v1", kind: "Node", name: "a", uid: node.metadata.uid, controller: true };
+  assert.equal((await a("POST", "/api/v1/namespaces/default/pods", owned("m1", self))).code, 201);
+  assert.match((await a("POST", "/api/v1/namespaces/default/pods", owned("m2", { ...self, name: "b" }))).body.message, /owner reference set to itself/);
+  assert.match((await a("POST", "/api/v1/namespaces/default/pods", owned("m3", { ...self, controller: false }))).body.message, /controller owner reference/);
+  assert.match((await a("POST", "/api/v1/namespaces/default/pods", owned("m4", { ...self, uid: "other" }))).body.message, /does not match the current UID/);
+  assert.match((await a("POST", "/api/v1/namespaces/default/pods", owned("m5", self, { serviceAccountName: "x" }))).body.message, /reference a service account/);
   await api.stop();
 });
 

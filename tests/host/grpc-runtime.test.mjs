@@ -30,7 +30,7 @@ server.addService(pkg.RuntimeService.service, {
     assert.deepEqual(call.request.filter.labelSelector, { "nanolet.io/managed": "true" });
     cb(null, {
       containers: [{
-        id: "c1", podSandboxId: "s1", metadata: { name: "app", attempt: 4 }, image: { image: "busybox" },
+        id: "c1", podSandboxId: "s1", metadata: { name: "app", attempt: 4 }, image: { image: "busybox" }, imageRef: "sha256:0123",
         state: "CONTAINER_EXITED", createdAt: "1764000000123456789", labels: { a: "b" }, annotations: {},
       }],
     });
@@ -76,7 +76,7 @@ test("does not retry NOT_FOUND; maps CRI messages to plain types", async () => {
   await assert.rejects(runtime.containerStatus("gone"), (e) => e.grpcCode === grpc.status.NOT_FOUND && e.call === "ContainerStatus");
   const [c] = await runtime.listContainers({ "nanolet.io/managed": "true" });
   assert.deepEqual(c, {
-    id: "c1", sandboxId: "s1", name: "app", attempt: 4, image: "busybox", state: "exited",
+    id: "c1", sandboxId: "s1", name: "app", attempt: 4, image: "busybox", imageRef: "sha256:0123", state: "exited",
     createdAtNs: 1764000000123456789n, labels: { a: "b" }, annotations: {},
   });
   assert.equal(await runtime.imagePresent("present"), true);

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { scanManifestDir, scanManifestFile } from "../../dist/sources/static-pods.js";
+import { ManifestError, podFromApiObject } from "../../dist/sources/manifest.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-manifests-"));
 const write = (name, text) => {
@@ -88,7 +89,7 @@ test("bad input is reported with its field, not thrown", () => {
   assert.deepEqual(problemOf(POD.replace("image: busybox", "image: 5")).field, "spec.containers[0].image");
   assert.deepEqual(problemOf(POD.replace('command: ["sleep"]', "command: sleep")).field, "spec.containers[0].command");
   assert.deepEqual(problemOf(POD.replace("terminationGracePeriodSeconds: 7", "terminationGracePeriodSeconds: 1.5")).field, "spec.terminationGracePeriodSeconds");
-  assert.deepEqual(problemOf(POD.replace("      workingDir: /tmp\n", "      volumeMounts: []\n")).field, "spec.containers[0].volumeMounts");
+  assert.deepEqual(problemOf(POD.replace("      workingDir: /tmp\n", "      volumeMounts: [{name: data, mountPath: /data}]\n")).field, "spec.containers[0].volumeMounts");
   assert.deepEqual(problemOf(POD.replace("value: 3", "valueFrom: {}")).field, "spec.containers[0].env[0].valueFrom");
   assert.deepEqual(problemOf("- just\n- a list\n").field, "");
 });
@@ -106,4 +107,35 @@ test("a directory scan skips dot-files and non-manifests and keeps good pods bes
   const missing = scanManifestDir(path.join(d, "nope"), "n");
   assert.equal(missing.pods.length, 0);
   assert.match(missing.problems[0].message, /cannot list/);
+});
+
+test("apiserver pods: uid and name as they are, deletion and terminal phase carried, the service account volume tolerated", () => {
+  const object = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "web", namespace: "prod", uid: "1234-abcd", deletionTimestamp: "2026-12-03T10:00:00Z", deletionGracePeriodSeconds: 5 },
+    spec: {
+      nodeName: "n",
+      volumes: [{ name: "kube-api-access-x7k2p", projected: { sources: [] } }],
+      containers: [{ name: "app", image: "busybox", volumeMounts: [{ name: "kube-api-access-x7k2p", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount", readOnly: true }] }],
+    },
+    status: { phase: "Failed" },
+  };
+  const spec = podFromApiObject(object);
+  assert.equal(spec.uid, "1234-abcd");
+  assert.equal(spec.name, "web");
+  assert.equal(spec.namespace, "prod");
+  assert.equal(spec.deletionGracePeriodSeconds, 5n);
+  assert.equal(spec.reportedTerminalPhase, "failed");
+  const running = podFromApiObject({ ...object, metadata: { name: "web", uid: "u" }, status: { phase: "Running" } });
+  assert.equal(running.deletionGracePeriodSeconds, undefined);
+  assert.equal(running.reportedTerminalPhase, undefined);
+  assert.equal(running.namespace, "default");
+  const withData = structuredClone(object);
+  withData.spec.volumes.push({ name: "data", emptyDir: {} });
+  assert.throws(() => podFromApiObject(withData), (e) => e instanceof ManifestError && e.field === "spec.volumes[1]");
+  const mountsData = structuredClone(object);
+  mountsData.spec.containers[0].volumeMounts.push({ name: "data", mountPath: "/data" });
+  assert.throws(() => podFromApiObject(mountsData), (e) => e instanceof ManifestError && e.field === "spec.containers[0].volumeMounts");
+  assert.throws(() => podFromApiObject({ ...object, metadata: { name: "x" } }), (e) => e instanceof ManifestError && e.field === "metadata.uid");
 });
