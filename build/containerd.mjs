@@ -214,9 +214,17 @@ export class PrivateContainerd {
         } catch {}
       }
     } catch {}
+    const launched = this.child !== undefined;
     if (this.child) {
       process.kill(this.child.pid, "SIGTERM");
       this.child = undefined;
+    }
+    // The CNI bridge outlives containerd; one this instance's pods made goes with it (the bridge
+    // plugin makes it again for the next pod-network sandbox).
+    if (launched) {
+      try {
+        execFileSync("ip", ["link", "delete", "nanolet0"], { stdio: "ignore" });
+      } catch {}
     }
     // Shims outlive containerd: end those serving this instance.
     try {

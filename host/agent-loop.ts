@@ -204,6 +204,11 @@ export class AgentLoop {
     return this.relister.imageRefs.get(containerId);
   }
 
+  /** The IP of a sandbox, as the runtime told it. */
+  podIpOf(sandboxId: string): string | undefined {
+    return this.relister.sandboxIps.get(sandboxId) || undefined;
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);

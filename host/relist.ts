@@ -25,6 +25,8 @@ export class Relister {
   private known = new Map<string, Known>();
   /** Image digest reference by container ID, from the last relist: the status's imageID. */
   readonly imageRefs = new Map<string, string>();
+  /** Pod IP by sandbox ID, asked once per new ready sandbox (PodSandboxStatus): the status's podIP. */
+  readonly sandboxIps = new Map<string, string>();
 
   constructor(
     private runtime: Runtime,
@@ -57,6 +59,9 @@ export class Relister {
         }),
       );
     }
+    await this.learnSandboxIps(sandboxes.filter((s) => s.state === "ready" && !this.sandboxIps.has(s.id)).map((s) => s.id));
+    const listedSandboxes = new Set(sandboxes.map((s) => s.id));
+    for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
     const listed = new Set(containers.map((c) => c.id));
     for (const id of this.known.keys()) if (!listed.has(id)) this.known.delete(id);
 
@@ -101,5 +106,20 @@ export class Relister {
     }
     uninspected.delete("");
     return { listedAtMs: BigInt(listedAtMs), sandboxes: sandboxObservations, containers: containerObservations, uninspectedPodUids: [...uninspected].sort() };
+  }
+
+  /** A failed status call leaves the IP unknown; the next relist asks again. */
+  private async learnSandboxIps(ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += INSPECT_CONCURRENCY) {
+      await Promise.all(
+        ids.slice(i, i + INSPECT_CONCURRENCY).map(async (id) => {
+          try {
+            this.sandboxIps.set(id, await this.runtime.podSandboxIp(id));
+          } catch {
+            // not now
+          }
+        }),
+      );
+    }
   }
 }

@@ -12,6 +12,8 @@ export interface StatusContext {
   runtimeName: string;
   /** Image digest reference by container ID, when the runtime told it. */
   imageRefOf: (containerId: string) => string | undefined;
+  /** The IP of a sandbox, when the runtime told it (pods on the pod network). */
+  podIpOf?: (sandboxId: string) => string | undefined;
   /** The pod's status as the apiserver last showed it: its startTime and condition times win. */
   current?: Record<string, any>;
 }
@@ -81,7 +83,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     const lastTransitionTime = known && known.status === value && known.lastTransitionTime ? known.lastTransitionTime : apiTime(Number(c.lastTransitionMs));
     return { type, status: value, reason: c.reason || undefined, message: c.message || undefined, lastProbeTime: null, lastTransitionTime };
   });
-  const podIp = ctx.hostNetwork ? ctx.nodeIp : "";
+  const podIp = ctx.hostNetwork ? ctx.nodeIp : (status.sandboxId && ctx.podIpOf?.(status.sandboxId)) || "";
   const out: Record<string, unknown> = {
     phase: PHASES[status.phase],
     conditions,

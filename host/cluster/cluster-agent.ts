@@ -67,7 +67,7 @@ export class ClusterAgent {
       client,
       log,
       targetOf: (uid) => this.targetOf(uid),
-      context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id) }),
+      context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
     });
     this.events = new EventRecorder(client, nodeName, log);
     this.node = new NodeReporter({ client, log, nodeName, machine: () => this.machine, health: () => this.health() });

@@ -55,6 +55,11 @@ export class FakeRuntime implements Runtime {
     return { runtimeName: "fake", runtimeVersion: "0.0.0", runtimeApiVersion: "v1" };
   }
 
+  async podSandboxIp(id: string): Promise<string> {
+    this.record("PodSandboxStatus", id);
+    return "";
+  }
+
   async status(): Promise<RuntimeCondition[]> {
     this.record("Status");
     return [

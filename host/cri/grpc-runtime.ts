@@ -97,6 +97,11 @@ export class GrpcRuntime implements Runtime {
     return { runtimeName: r.runtimeName, runtimeVersion: r.runtimeVersion, runtimeApiVersion: r.runtimeApiVersion };
   }
 
+  async podSandboxIp(id: string): Promise<string> {
+    const r = await this.call(this.runtimeClient, "PodSandboxStatus", { podSandboxId: id });
+    return r.status?.network?.ip ?? "";
+  }
+
   async status(): Promise<RuntimeCondition[]> {
     const r = await this.call(this.runtimeClient, "Status", {});
     return ((r.status?.conditions ?? []) as Message[]).map((c) => ({ type: c.type, status: !!c.status, reason: c.reason ?? "", message: c.message ?? "" }));

@@ -128,6 +128,8 @@ export interface Runtime {
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   listPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxInfo[]>;
+  /** CRI PodSandboxStatus: the sandbox's primary IP ("" for a host-network sandbox). */
+  podSandboxIp(id: string): Promise<string>;
   createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string>;
   startContainer(id: string): Promise<void>;
   stopContainer(id: string, timeoutSeconds: number): Promise<void>;

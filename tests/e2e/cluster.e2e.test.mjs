@@ -32,12 +32,12 @@ function kubeconfigFile(server) {
   return file;
 }
 
-function podObject(name, { script = "sleep 3600", policy = "Always", grace = 2 } = {}) {
+function podObject(name, { script = "sleep 3600", policy = "Always", grace = 2, hostNetwork = true } = {}) {
   return {
     metadata: { name, namespace: "default" },
     spec: {
       nodeName: NODE,
-      hostNetwork: true,
+      hostNetwork,
       restartPolicy: policy,
       terminationGracePeriodSeconds: grace,
       containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script] }],
@@ -144,6 +144,16 @@ describe("nanolet in a cluster", { concurrency: false }, () => {
     const patches = api.requests.filter((r) => r.user === `system:node:${NODE}` && r.method === "PATCH" && r.path === `${podPath("web")}/status`);
     assert.ok(patches.length >= 2);
     await waitFor("web's container removed from containerd", () => !runtimeContainers(containerd).some((c) => c.id === id), 30_000);
+  });
+
+  test("a pod on the pod network reports its sandbox's IP", { timeout: 60_000 }, async () => {
+    await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("netpod", { hostNetwork: false }));
+    const pod = await waitFor("netpod Running with an IP", () => (getPod("netpod")?.status?.podIP ? getPod("netpod") : false));
+    assert.match(pod.status.podIP, /^10\.89\.0\.\d+$/, "an address of the CNI bridge's range");
+    assert.deepEqual(pod.status.podIPs, [{ ip: pod.status.podIP }]);
+    assert.notEqual(pod.status.podIP, pod.status.hostIP);
+    await admin.request("DELETE", podPath("netpod"), { gracePeriodSeconds: 1 });
+    await waitFor("netpod deleted", () => getPod("netpod") === undefined, 30_000);
   });
 
   test("a static pod gets a mirror pod carrying its status", { timeout: 60_000 }, async () => {
