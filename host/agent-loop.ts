@@ -23,6 +23,8 @@ export interface AgentLoopOptions {
   nowMs?: () => number;
   /** Called with every action the core emits (tests and recording). */
   onAction?: (action: PlannedAction) => void;
+  /** A trapped core was replaced: its successor numbers pod status versions from 1 again. */
+  onCoreReplaced?: () => void;
   /** Makes a core instance; tests wrap it to inject faults, `--record` to record its inputs. */
   createCore?: (config: CoreConfig) => Promise<Core>;
 }
@@ -110,6 +112,8 @@ export class AgentLoop {
     this.core = undefined;
     void this.createCore().then((core) => {
       this.core = core;
+      this.options.podTable.resetVersions();
+      this.options.onCoreReplaced?.();
       this.feedPods();
       this.schedulePump();
     });

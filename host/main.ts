@@ -113,6 +113,7 @@ async function run(argv: string[]): Promise<number> {
   let cluster: ClusterAgent | undefined;
   const loop = new AgentLoop({
     onAction: (action) => cluster?.onAction(action),
+    onCoreReplaced: () => cluster?.statuses.resetVersions(),
     createCore,
     runtime,
     log,

@@ -44,6 +44,11 @@ export class PodTable {
     this.scheduleWrite();
   }
 
+  /** A new core instance counts status versions from the start again. */
+  resetVersions(): void {
+    for (const row of this.rows.values()) row.statusVersion = 0;
+  }
+
   applyStatus(uid: string, status: PodStatus): void {
     const row = this.rows.get(uid);
     if (!row) return;

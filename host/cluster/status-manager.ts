@@ -75,6 +75,17 @@ export class StatusManager {
     this.requestFlush();
   }
 
+  /**
+   * A new core instance (after a trap) numbers versions from 1 again: what it says next is
+   * newer than anything the old one said.
+   */
+  resetVersions(): void {
+    for (const entry of this.entries.values()) {
+      entry.status = { ...entry.status, version: 0n };
+      entry.sentVersion = 0n;
+    }
+  }
+
   /** The pod left both the core and the apiserver: nothing more to send. */
   forget(podUid: string): void {
     this.entries.delete(podUid);

@@ -139,6 +139,31 @@ test("a core trap is reported loudly; a new core adopts the running pods without
   h.loop.stop();
 });
 
+test("after a trap the new core's statuses (versions from 1 again) still reach the table and the cluster side", async () => {
+  let relists = 0;
+  let replaced = 0;
+  const createCore = async (config) => {
+    const core = await CoreAgent.create(config);
+    const original = core.handleRelistPacked.bind(core);
+    core.handleRelistPacked = (now, snapshot) => {
+      if (++relists === 8) throw new CoreTrapError("handle-relist-packed", "injected late", undefined);
+      return original(now, snapshot);
+    };
+    return core;
+  };
+  const h = harness({ createCore, onCoreReplaced: () => replaced++ });
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => h.phase("web") === "Running");
+  await until("trap seen and core replaced", () => h.loop.trapCount === 1 && replaced === 1);
+  try {
+    h.runtime.exit(h.running("app")[0].id, 1);
+    await until("the new core's restart shows in the table", () => h.table.snapshot().pods.find((p) => p.name === "web")?.restarts === 1);
+  } finally {
+    h.loop.stop();
+  }
+});
+
 test("a removed pod is stopped and removed from the runtime and the table", async () => {
   const h = harness();
   await h.loop.start();

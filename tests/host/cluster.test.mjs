@@ -173,3 +173,29 @@ test("events: repeats are aggregated into one Event with a count; a spamming pod
   await until("settled", () => recorder.sentCount + recorder.droppedCount === 43);
   assert.equal(recorder.droppedCount, 40 - 22, "25 per object: 3 used, 22 more, the rest dropped");
 });
+
+test("status manager: after the core is replaced, its statuses (versions from 1 again) are sent", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("web"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  const sent = [];
+  const manager = new StatusManager({
+    client,
+    log: quiet,
+    targetOf: () => ({ namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true }),
+    context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined }),
+    onSent: (_uid, version) => sent.push(version),
+  });
+  t.after(() => manager.stop());
+  manager.setStatus("u", coreStatus(7n));
+  await until("first", () => sent.length === 1);
+  manager.setStatus("u", coreStatus(1n, { phase: "failed" }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(sent.length, 1, "an older version from the same core is ignored");
+  manager.resetVersions();
+  manager.setStatus("u", coreStatus(1n, { phase: "failed" }));
+  await until("the new core's first status", () => sent.length === 2);
+  assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
+});
