@@ -48,7 +48,14 @@ export class AgentLoop {
 
   constructor(private options: AgentLoopOptions) {
     this.nowMs = options.nowMs ?? Date.now;
-    this.executor = new Executor({ runtime: options.runtime, podLogsDir: options.podLogsDir, log: options.log, concurrency: options.concurrency });
+    this.executor = new Executor({
+      runtime: options.runtime,
+      podLogsDir: options.podLogsDir,
+      log: options.log,
+      concurrency: options.concurrency,
+      // The host's own events (image checks) take the path of the core's events.
+      onEvent: (action, event) => this.dispatch({ ...action, kind: { tag: "pod-event", val: event } }),
+    });
     this.relister = new Relister(options.runtime, this.nowMs);
   }
 

@@ -2,7 +2,7 @@
 // each outcome into an action-result. Image presence is checked before a create (ImageStatus),
 // and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
 import path from "node:path";
-import type { ActionResult, CreateContainer, PlannedAction, SandboxSpec } from "./core-types.js";
+import type { ActionResult, CreateContainer, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
 import {
   ANNOTATION_GRACE_PERIOD,
   ANNOTATION_SPEC_HASH,
@@ -26,6 +26,11 @@ export interface ExecutorOptions {
   podLogsDir: string;
   log: Logger;
   concurrency?: number;
+  /**
+   * Image facts are the host's: it checks and pulls images as part of a create. They are told
+   * as the events upstream sends (Pulling, Pulled) about the action's pod and container.
+   */
+  onEvent?: (action: PlannedAction, event: PodEvent) => void;
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
@@ -134,7 +139,7 @@ export class Executor {
         await runtime.removePodSandbox(kind.val);
         return "";
       case "create-container":
-        await this.ensureImage(action, kind.val.container.image);
+        await this.ensureImage(action, kind.val.container.name, kind.val.container.image);
         return runtime.createContainer(kind.val.sandboxId, containerConfig(kind.val), sandboxConfig(kind.val.sandbox, podLogsDir));
       case "start-container":
         await runtime.startContainer(kind.val.containerId);
@@ -150,16 +155,24 @@ export class Executor {
     }
   }
 
-  private async ensureImage(action: PlannedAction, image: string): Promise<void> {
-    const { runtime, log } = this.options;
-    if (await runtime.imagePresent(image)) return;
+  private async ensureImage(action: PlannedAction, containerName: string, image: string): Promise<void> {
+    const { runtime, log, onEvent } = this.options;
+    const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
+    if (await runtime.imagePresent(image)) {
+      event("Pulled", `Container image "${image}" already present on machine`);
+      return;
+    }
     const pod = `${action.podNamespace}/${action.podName}`;
     log.log("info", "Pulling image", { pod, image });
+    event("Pulling", `Pulling image "${image}"`);
+    const startedMs = Date.now();
     try {
       await runtime.pullImage(image);
     } catch (error) {
       throw new ImagePullError(`failed to pull image "${image}": ${(error as Error).message}`);
     }
+    const seconds = ((Date.now() - startedMs) / 1000).toFixed(3);
     log.log("info", "Pulled image", { pod, image });
+    event("Pulled", `Successfully pulled image "${image}" in ${seconds}s`);
   }
 }

@@ -69,6 +69,10 @@ before(async () => {
 after(async () => {
   for (const f of fs.readdirSync(manifestDir ?? work)) if (f.endsWith(".yaml")) fs.rmSync(path.join(manifestDir, f));
   try {
+    // Whatever a test left (or a filtered run skipped) goes: the node then removes its containers.
+    for (const p of api?.store.list("pods").items ?? []) {
+      await admin.request("DELETE", podPath(p.metadata.name), { gracePeriodSeconds: 0 }).catch(() => {});
+    }
     await waitFor("every pod gone from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
   } finally {
     await nanolet?.stop();
@@ -121,6 +125,11 @@ describe("nanolet in a cluster", { concurrency: false }, () => {
     assert.ok(!nodeRequests.some((r) => r.method === "GET" && /\/pods\/[^/]+\/status/.test(r.path)));
     assert.ok(nodeRequests.filter((r) => r.method === "GET" && r.path.startsWith("/api/v1/pods")).every((r) => r.path.includes("fieldSelector=spec.nodeName%3De2e-node")));
     assert.ok(!nodeRequests.some((r) => r.code === 403), "the node stayed inside what the Node authorizer allows");
+    const reasons = await waitFor("web's events", () => {
+      const r = api.store.list("events").items.filter((e) => e.involvedObject.name === "web").map((e) => e.reason);
+      return r.includes("Started") ? r : false;
+    });
+    for (const reason of ["Pulled", "Created", "Started"]) assert.ok(reasons.includes(reason), `${reason} event in ${reasons}`);
   });
 
   test("a container exit shows the restart count rising, with the exit as lastState", { timeout: 60_000 }, async () => {
@@ -129,6 +138,9 @@ describe("nanolet in a cluster", { concurrency: false }, () => {
     const cs = pod.status.containerStatuses[0];
     assert.equal(cs.lastState.terminated.exitCode, 3);
     assert.equal(cs.lastState.terminated.reason, "Error");
+    const backOff = await waitFor("a BackOff event", () => api.store.list("events").items.find((e) => e.involvedObject.name === "crashy" && e.reason === "BackOff"), 30_000);
+    assert.equal(backOff.type, "Warning");
+    assert.equal(backOff.involvedObject.fieldPath, "spec.containers{main}");
     await admin.request("DELETE", podPath("crashy"), { gracePeriodSeconds: 0 });
   });
 
