@@ -121,6 +121,27 @@ export class Invariants {
     this.violate(nowMs, "pod-settles", `pod ${podName} (${podUid}) is ${phase ?? "without a status"} at the end of the run`);
   }
 
+  /** The core asked to start something of a pod the apiserver marked for deletion. */
+  startedWhileDeleted(podUid: string, call: string, nowMs: number): void {
+    this.violate(nowMs, "deleted-pod-not-started", `pod ${podUid} is marked for deletion, yet the core asked for ${call}`);
+  }
+
+  /** The core asked to start something of a pod the apiserver shows finished. */
+  startedAfterFinished(podUid: string, call: string, nowMs: number): void {
+    this.violate(nowMs, "finished-pod-not-restarted", `pod ${podUid} is finished in the apiserver, yet the core asked for ${call}`);
+  }
+
+  /** A deleted pod's last status: it must end in a terminal phase (upstream since v1.27). */
+  onDeletedPodFinished(podUid: string, phase: string, nowMs: number): void {
+    if (phase === "succeeded" || phase === "failed") return;
+    this.violate(nowMs, "deleted-pod-terminal", `pod ${podUid} was reported finished in phase ${phase}`);
+  }
+
+  /** A pod marked for deletion was not reported finished by its grace period and a relist. */
+  deletedPodNotFinished(podName: string, podUid: string, markedAtMs: number, nowMs: number): void {
+    this.violate(nowMs, "deleted-pod-finishes", `pod ${podName} (${podUid}) marked for deletion at ${markedAtMs} ms is not finished at ${nowMs} ms`);
+  }
+
   trap(nowMs: number, message: string): void {
     this.violate(nowMs, "core-never-traps", message);
   }

@@ -20,6 +20,11 @@ export interface DesiredPod {
   problem?: string;
   deleted: boolean;
   changedAtMs: number;
+  /** Apiserver source: marked for deletion at this time (the pod stays until it finished). */
+  markedAtMs?: number;
+  markedGraceSeconds?: bigint;
+  /** Apiserver source: the terminal phase the core published, as the watch shows it back. */
+  reportedPhase?: "succeeded" | "failed";
 }
 
 interface Deletion {
@@ -59,6 +64,10 @@ export class SimPodSource {
     return this.info.get(uid);
   }
 
+  keyOf(uid: string): string | undefined {
+    return this.desired.find((d) => d.spec?.uid === uid && !d.deleted)?.key;
+  }
+
   uidOf(key: string): string | undefined {
     return this.desired.find((d) => d.key === key)?.spec?.uid;
   }
@@ -69,7 +78,7 @@ export class SimPodSource {
     const keys: string[] = [];
     for (const d of this.desired) {
       if (d.deleted || !d.spec) continue;
-      specs.push(d.spec);
+      specs.push(this.specOf(d));
       keys.push(d.key);
     }
     return { specs, keys };
@@ -81,6 +90,8 @@ export class SimPodSource {
     const existing = this.desired.find((d) => d.key === pod.key);
     if (existing && !existing.deleted && existing.spec) this.forget(existing);
     if (existing) {
+      existing.markedAtMs = undefined;
+      existing.reportedPhase = undefined;
       existing.source = pod;
       existing.deleted = false;
       existing.spec = undefined;
@@ -93,11 +104,56 @@ export class SimPodSource {
     }
   }
 
+  /** The spec as the core gets it: with the apiserver's deletion mark and reported phase. */
+  private specOf(d: DesiredPod): PodSpec {
+    const spec = d.spec!;
+    if (d.markedAtMs === undefined && d.reportedPhase === undefined) return spec;
+    return { ...spec, deletionGracePeriodSeconds: d.markedGraceSeconds, reportedTerminalPhase: d.reportedPhase };
+  }
+
+  isMarked(uid: string): boolean {
+    return this.desired.some((d) => d.spec?.uid === uid && !d.deleted && d.markedAtMs !== undefined);
+  }
+
+  isReportedTerminal(uid: string): boolean {
+    return this.desired.some((d) => d.spec?.uid === uid && !d.deleted && d.reportedPhase !== undefined);
+  }
+
+  /**
+   * Apiserver source: the apiserver marks the pod for deletion; it stays desired until the core
+   * reports it finished. Returns the deadline by which it must have finished, or undefined if
+   * there is no such pod (or it is already marked).
+   */
+  mark(key: string, graceSeconds: number | undefined): number | undefined {
+    const d = this.desired.find((x) => x.key === key && !x.deleted);
+    if (!d || !d.spec || d.markedAtMs !== undefined) return undefined;
+    const now = this.timing.now();
+    const specGrace = Number(d.spec.terminationGracePeriodSeconds ?? BigInt(DEFAULT_GRACE_SECONDS));
+    // The apiserver never lengthens a grace period: a shorter request wins.
+    d.markedGraceSeconds = BigInt(Math.min(graceSeconds ?? specGrace, specGrace));
+    d.markedAtMs = now;
+    return now + Number(d.markedGraceSeconds) * 1000 + this.scenario.relistPeriodMs + this.longestCallMs() + 10 * this.timing.maxLatencyMs;
+  }
+
+  /** Apiserver source: a status arrived; a terminal phase is shown back on the pod. */
+  report(uid: string, phase: string): boolean {
+    const d = this.desired.find((x) => x.spec?.uid === uid && !x.deleted);
+    if (!d || d.reportedPhase !== undefined || (phase !== "succeeded" && phase !== "failed")) return false;
+    d.reportedPhase = phase;
+    return true;
+  }
+
+  private longestCallMs(): number {
+    return Math.max(...Object.values(this.scenario.latency).map((r) => r.maxMs));
+  }
+
   /** Deletes the pod; false if there is no such pod to delete. */
   delete(key: string): boolean {
     const d = this.desired.find((x) => x.key === key && !x.deleted);
     if (!d) return false;
     this.forget(d);
+    d.markedAtMs = undefined;
+    d.reportedPhase = undefined;
     d.deleted = true;
     d.changedAtMs = this.timing.now();
     return true;
@@ -137,8 +193,7 @@ export class SimPodSource {
     // The core cannot cancel a call in flight (an image pull can take seconds): termination
     // starts when it returns. So the bound is the grace period, one relist, the longest call and
     // the few calls of the clean-up.
-    const longestCallMs = Math.max(...Object.values(this.scenario.latency).map((r) => r.maxMs));
-    const deadlineMs = now + graceMs + this.scenario.relistPeriodMs + longestCallMs + 10 * this.timing.maxLatencyMs;
+    const deadlineMs = now + graceMs + this.scenario.relistPeriodMs + this.longestCallMs() + 10 * this.timing.maxLatencyMs;
     const deletion: Deletion = { uid, key: d.key, deletedAtMs: now, deadlineMs };
     this.removedUids.add(uid);
     this.deletions.set(uid, deletion);

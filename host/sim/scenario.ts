@@ -65,7 +65,7 @@ export type TimelineAction =
   | { type: "agentRestart"; downMs: number }
   | { type: "add"; pod: ScenarioPod }
   | { type: "update"; pod: ScenarioPod }
-  | { type: "delete"; pod: string }
+  | { type: "delete"; pod: string; graceSeconds?: number }
   | { type: "suspend"; forMs: number };
 
 export interface TimelineEntry {
@@ -109,6 +109,13 @@ export interface Scenario {
   latency: Record<string, DurationRange>;
   /** The host's deadline for one CRI call. */
   criTimeoutMs: number;
+  /**
+   * Where the pods come from. `file`: static pods; a delete removes the pod at once.
+   * `apiserver`: a delete marks the pod (deletionGracePeriodSeconds) and the pod leaves only once
+   * the core reports it finished, as the status manager then deletes it; a terminal phase the core
+   * publishes comes back on the pod (reported-terminal-phase), as the watch shows it.
+   */
+  source: "file" | "apiserver";
   /** Images the registry does not have. */
   missingImages: string[];
   /** Images present before the run; every other image is pulled on first use. */
@@ -207,8 +214,12 @@ function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>):
       return { type, pod };
     }
     case "delete": {
-      const name = typeof v === "string" ? v : r.string(r.object(v, at).pod, `${at}.pod`);
-      return { type, pod: knownPod(name, at) };
+      if (typeof v === "string") return { type, pod: knownPod(v, at) };
+      const o = r.object(v, at);
+      r.only(o, at, ["pod", "grace"]);
+      // Seconds, as `kubectl delete --grace-period` takes them.
+      const graceSeconds = o.grace === undefined ? undefined : r.int(o.grace, `${at}.grace`, 0, 3600);
+      return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`), graceSeconds };
     }
     case "suspend":
       return { type, forMs: r.duration(v, at) };
@@ -257,7 +268,9 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "pods", "timeline", "expect"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "pods", "timeline", "expect"]);
+  const source = o.source ?? "file";
+  if (source !== "file" && source !== "apiserver") r.fail("source", `expected file or apiserver, got ${describe(source)}`);
   const durationMs = r.duration(o.duration ?? "10m", "duration");
   const backoff = o.backoff === undefined ? {} : r.object(o.backoff, "backoff");
   r.only(backoff, "backoff", ["initial", "max", "workerError"]);
@@ -311,6 +324,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     workerErrorBackoffMs: r.duration(backoff.workerError ?? "10s", "backoff.workerError"),
     latency,
     criTimeoutMs: r.duration(o.criTimeout ?? "2m", "criTimeout"),
+    source: source as "file" | "apiserver",
     missingImages: r.strings(images.missing, "images.missing"),
     preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
     pods,

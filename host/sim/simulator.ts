@@ -255,6 +255,19 @@ export class Simulator {
     this.wakeEvent = event;
   }
 
+  /** A pod marked for deletion must have been reported finished (and so deleted) by its deadline. */
+  private scheduleFinishedCheck(key: string, uid: string, markedAtMs: number, deadlineMs: number): void {
+    this.queue.push(deadlineMs, "finished check", () => {
+      if (!this.pods.isMarked(uid)) return; // finished and deleted, or replaced
+      if (this.faults.calmSinceMs() >= markedAtMs) {
+        // Faults or restarts may rightly delay it: look again once they have passed.
+        this.scheduleFinishedCheck(key, uid, this.nowMs, this.nowMs + this.settleMs());
+        return;
+      }
+      this.invariants.deletedPodNotFinished(key, uid, markedAtMs, this.nowMs);
+    });
+  }
+
   private sendPods(): void {
     const { specs, keys } = this.pods.specs();
     const rejections = this.call((core) => core.handlePods(this.nowMs, specs)) ?? [];
@@ -273,13 +286,35 @@ export class Simulator {
         this.statusUpdates++;
         this.statuses.set(action.podUid, kind.val);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
+        if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
         return;
       case "pod-event":
       case "remove-pod-cgroup":
         return; // no log or cgroup file system in the simulation
       default:
+        if (kind.tag === "run-sandbox" || kind.tag === "create-container") {
+          if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
+          else if (this.pods.isReportedTerminal(action.podUid)) this.invariants.startedAfterFinished(action.podUid, kind.tag, this.nowMs);
+        }
         this.cri.submit(action);
     }
+  }
+
+  /**
+   * What the apiserver and the host's status manager do with a status: a terminal phase comes
+   * back on the pod through the watch; a marked pod that finished is deleted, and leaves.
+   */
+  private asApiserver(podUid: string, status: PodStatus): void {
+    if (status.finished && this.pods.isMarked(podUid)) {
+      this.invariants.onDeletedPodFinished(podUid, status.phase, this.nowMs);
+      const key = this.pods.keyOf(podUid);
+      this.queue.push(this.nowMs, "apiserver delete", () => {
+        this.trace?.sim(this.nowMs, "apiserver-delete", { pod: key });
+        if (key !== undefined && this.pods.delete(key)) this.sendPods();
+      });
+      return;
+    }
+    if (this.pods.report(podUid, status.phase)) this.queue.push(this.nowMs, "apiserver phase", () => this.sendPods());
   }
 
   // --- the timeline -------------------------------------------------------------------------
@@ -331,7 +366,17 @@ export class Simulator {
         return;
       case "delete":
         this.trace?.sim(now, "delete", { pod: action.pod });
-        if (this.pods.delete(action.pod)) this.sendPods();
+        if (this.scenario.source === "apiserver") {
+          const uid = this.pods.uidOf(action.pod);
+          const deadlineMs = this.pods.mark(action.pod, action.graceSeconds);
+          if (deadlineMs === undefined || uid === undefined) return;
+          this.sendPods();
+          this.scheduleFinishedCheck(action.pod, uid, now, deadlineMs);
+          // A pod that had already finished (its status says so) is deleted at once by the host's
+          // status manager, which looks again whenever the watch shows a change.
+          const last = this.statuses.get(uid);
+          if (last?.finished) this.asApiserver(uid, last);
+        } else if (this.pods.delete(action.pod)) this.sendPods();
         return;
       case "suspend":
         // The whole node sleeps: nothing happens, then every clock has jumped.

@@ -45,6 +45,9 @@ function behaviour(rng: Prng): Doc {
 /** The scenario document for `seed`. */
 export function swarmDocument(seed: number): Doc {
   const rng = new Prng(seed, "swarm");
+  // A stream of its own, so that the scenarios of earlier seeds stay as they were.
+  const sourceRng = new Prng(seed, "swarm-source");
+  const source = sourceRng.chance(0.5) ? "apiserver" : "file";
   const durationMs = rng.int(20, 40) * 60_000;
   const activeMs = durationMs - QUIET_MS;
   const image = () => (rng.chance(0.03) ? MISSING_IMAGE : rng.pick(IMAGES));
@@ -97,7 +100,9 @@ export function swarmDocument(seed: number): Doc {
       latest.set(target, edited);
       events.push({ at, update: edited });
     } else if (r < 0.8 && target) {
-      events.push({ at, delete: target });
+      // From an apiserver, a deletion may come with its own (never longer) grace period.
+      const grace = source === "apiserver" && sourceRng.chance(0.5) ? sourceRng.int(0, 40) : undefined;
+      events.push({ at, delete: grace === undefined ? target : { pod: target, grace } });
       alive.delete(target);
       deleted.add(target);
     } else if (r < 0.9) {
@@ -121,6 +126,7 @@ export function swarmDocument(seed: number): Doc {
     relistPeriod: "1s",
     latency: { default: `1ms-${rng.int(2, 50)}ms`, PullImage: "100ms-3s" },
     images: { missing: [MISSING_IMAGE] },
+    source,
     pods,
     timeline: events,
   };

@@ -93,6 +93,22 @@ test("the invariants catch a core that restarts without back-off", async () => {
   assert.ok(report.violations.some((v) => v.invariant === "crash-loop-back-off"), JSON.stringify(report.violations));
 });
 
+test("the invariants catch a core deaf to the apiserver's deletion marks and finished phases", async () => {
+  // A core that is never told a pod is being deleted, or that it finished, keeps it going.
+  const deaf = async (config) => {
+    const core = await CoreAgent.create(config);
+    const handlePods = core.handlePods.bind(core);
+    core.handlePods = (now, pods) => handlePods(now, pods.map((p) => ({ ...p, deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined })));
+    return core;
+  };
+  const scenario = loadScenarioFile(path.join(corpus, "api-deletion.yaml"));
+  const report = await Simulator.run({ scenario, seed: 1, createCore: deaf, stopOnViolation: false });
+  assert.equal(report.ok, false);
+  const broken = new Set(report.violations.map((v) => v.invariant));
+  assert.ok(broken.has("deleted-pod-finishes"), JSON.stringify(report.violations));
+  assert.ok(broken.has("deleted-pod-not-started"), JSON.stringify(report.violations));
+});
+
 test("an expectation that does not hold fails the run with what was seen", async () => {
   const doc = parse(fs.readFileSync(path.join(corpus, "restart-policies.yaml"), "utf8"));
   doc.expect = [{ at: "1m50s", pod: "never-succeeds", phase: "Running", restarts: { ok: 1 } }];
