@@ -23,6 +23,14 @@ const API_ORIGIN = "apiserver:";
 /** A runtime that does not answer CRI Status within this is reported down. */
 const RUNTIME_STATUS_TIMEOUT_MS = 5_000;
 
+/** What of an apiserver pod the core acts on: identity, spec, the deletion mark, a terminal phase. */
+function desiredKey(object: PodObject): string {
+  const m = object.metadata ?? {};
+  const phase = object.status?.phase;
+  const terminal = phase === "Succeeded" || phase === "Failed" ? phase : null;
+  return JSON.stringify([m.name, m.namespace, m.deletionTimestamp ?? null, m.deletionGracePeriodSeconds ?? null, terminal, object.spec]);
+}
+
 export interface ClusterAgentOptions {
   client: ApiClient;
   nodeName: string;
@@ -39,6 +47,10 @@ export class ClusterAgent {
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
   private apiPods = new Map<string, PodObject>();
   private refused = new Set<string>();
+  /** A refusal could not be written: give the pods to the core (and refuse) again next time. */
+  private republish = false;
+  /** Per apiserver pod: its resourceVersion and what of it the core acts on, as last given. */
+  private desiredKeys = new Map<string, { resourceVersion: string; key: string }>();
   private machine: MachineInfo;
   private runtimeName = "containerd";
   readonly reflector: PodReflector;
@@ -125,13 +137,32 @@ export class ClusterAgent {
 
   private onApiPods(pods: PodObject[]): void {
     this.apiPods = new Map(pods.filter((p) => !isMirrorPod(p)).map((p) => [p.metadata.uid, p]));
-    this.publish();
+    // Most changes are status patches (the node's own, coming back through the watch): they
+    // change nothing the core acts on, and the core is not given the pods again for them.
+    const changed = this.desiredChanged();
+    if (changed || this.republish) this.publish();
     this.syncMirrors();
     this.statuses.requestFlush();
   }
 
+  /** Whether any pod's desired part changed since the last call (a new resourceVersion is looked at). */
+  private desiredChanged(): boolean {
+    let changed = this.desiredKeys.size !== this.apiPods.size;
+    const next = new Map<string, { resourceVersion: string; key: string }>();
+    for (const [uid, object] of this.apiPods) {
+      const resourceVersion = object.metadata.resourceVersion ?? "";
+      const before = this.desiredKeys.get(uid);
+      const key = before && before.resourceVersion === resourceVersion ? before.key : desiredKey(object);
+      if (!before || before.key !== key) changed = true;
+      next.set(uid, { resourceVersion, key });
+    }
+    this.desiredKeys = next;
+    return changed;
+  }
+
   /** Static and apiserver pods, merged, to the core. Refused apiserver pods are failed. */
   private publish(): void {
+    this.republish = false;
     const pods: SourcePod[] = [...this.staticScan.pods];
     const problems: SourceProblem[] = [...this.staticScan.problems];
     const objectsByOrigin = new Map<string, PodObject>();
@@ -167,6 +198,7 @@ export class ClusterAgent {
       .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json")
       .catch((error) => {
         this.refused.delete(uid); // try again with the next change
+        this.republish = true;
         this.options.log.log("warn", "Could not fail a refused pod", { pod: `${namespace}/${name}`, error: (error as Error).message });
       });
   }

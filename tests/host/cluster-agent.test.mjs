@@ -1,0 +1,105 @@
+// The node in a cluster, end to end inside one process: the real core component and agent loop on
+// the in-memory FakeRuntime, joined to the strict fake apiserver over HTTP with a node token.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import { AgentLoop } from "../../dist/agent-loop.js";
+import { ApiClient } from "../../dist/cluster/api-client.js";
+import { ClusterAgent } from "../../dist/cluster/cluster-agent.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
+import { MemoryLogger } from "../../dist/log.js";
+import { PodTable } from "../../dist/pod-table.js";
+import { podFromManifest } from "../../dist/sources/manifest.js";
+import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+
+const NODE = "n1";
+
+async function until(what, fn, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function setup(t) {
+  const api = await FakeApiServer.start({
+    tokens: { node: { name: `system:node:${NODE}`, groups: ["system:nodes"] }, admin: { name: "admin", groups: ["system:masters"] } },
+  });
+  const admin = new ApiClient({ server: api.url, token: "admin" });
+  const runtime = new FakeRuntime();
+  runtime.images.add("busybox");
+  const log = new MemoryLogger();
+  let handlePodsCalls = 0;
+  let cluster;
+  const loop = new AgentLoop({
+    runtime, log, podTable: new PodTable(NODE), podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent",
+    core: { nodeName: NODE, ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
+    onAction: (a) => cluster?.onAction(a),
+    createCore: async (config) => {
+      const core = await CoreAgent.create(config);
+      const handlePods = core.handlePods.bind(core);
+      core.handlePods = (now, pods) => (handlePodsCalls++, handlePods(now, pods));
+      return core;
+    },
+  });
+  await loop.start();
+  cluster = new ClusterAgent({ client: new ApiClient({ server: api.url, token: "node" }), nodeName: NODE, log, loop, runtime, rootDir: os.tmpdir(), nodeIp: "10.1.2.3" });
+  cluster.start();
+  t.after(async () => {
+    cluster.stop();
+    loop.stop();
+    admin.close();
+    await api.stop();
+  });
+  return { api, admin, runtime, log, loop, cluster, calls: () => handlePodsCalls };
+}
+
+const podObject = (name, spec = {}) => ({
+  metadata: { name, namespace: "default" },
+  spec: { nodeName: NODE, hostNetwork: true, terminationGracePeriodSeconds: 1, containers: [{ name: "app", image: "busybox", command: ["sleep", "60"] }], ...spec },
+});
+
+test("a pod from the apiserver runs; the node's own status patches coming back do not feed the core again", async (t) => {
+  const { api, admin, calls, cluster } = await setup(t);
+  await until("the first list", () => cluster.reflector.listCount === 1);
+  const initial = calls();
+  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("web"));
+  await until("the pod given to the core", () => calls() === initial + 1);
+  const before = calls();
+  await until("Running in the apiserver", () => api.get("pods", "default", "web")?.status?.phase === "Running");
+  await new Promise((r) => setTimeout(r, 200));
+  const patches = api.requests.filter((r) => r.method === "PATCH" && r.path.endsWith("/web/status")).length;
+  assert.ok(patches >= 2, `${patches} status patches (Pending, then Running) came back through the watch`);
+  assert.equal(calls(), before, "status-only changes are not given to the core");
+  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("second"));
+  await until("a real change is", () => calls() > before);
+  assert.equal(api.get("pods", "default", "web").status.hostIP, "10.1.2.3");
+});
+
+test("a pod nanolet cannot run fails with the field named, and an event says why", async (t) => {
+  const { api, admin } = await setup(t);
+  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("withvolume", { volumes: [{ name: "data", emptyDir: {} }] }));
+  await until("Failed", () => api.get("pods", "default", "withvolume")?.status?.phase === "Failed");
+  const status = api.get("pods", "default", "withvolume").status;
+  assert.equal(status.reason, "UnsupportedPodSpec");
+  assert.match(status.message, /spec\.volumes\[0\]/);
+  await until("FailedCreate event", () => api.store.list("events").items.some((e) => e.reason === "FailedCreate" && e.involvedObject.name === "withvolume"));
+});
+
+test("a static pod gets a mirror pod owned by the Node, which carries its status", async (t) => {
+  const { api, cluster } = await setup(t);
+  const manifest = { apiVersion: "v1", kind: "Pod", metadata: { name: "static", labels: { app: "s" } }, spec: { hostNetwork: true, containers: [{ name: "app", image: "busybox", command: ["sleep", "60"] }] } };
+  const spec = podFromManifest(manifest, { nodeName: NODE, source: "/etc/kubernetes/manifests/static.yaml", documentIndex: 0 });
+  cluster.setStaticPods({ pods: [{ spec, origin: "static.yaml", manifest }], problems: [] });
+  await until("mirror pod Running", () => api.get("pods", "default", `static-${NODE}`)?.status?.phase === "Running");
+  const mirror = api.get("pods", "default", `static-${NODE}`);
+  assert.equal(mirror.metadata.annotations["kubernetes.io/config.mirror"], spec.uid);
+  assert.equal(mirror.metadata.labels.app, "s");
+  const node = api.get("nodes", undefined, NODE);
+  assert.deepEqual(mirror.metadata.ownerReferences, [{ apiVersion: "v1", kind: "Node", name: NODE, uid: node.metadata.uid, controller: true }]);
+  cluster.setStaticPods({ pods: [], problems: [] });
+  await until("mirror pod deleted", () => api.get("pods", "default", `static-${NODE}`) === undefined);
+});
