@@ -90,7 +90,10 @@ export class ClusterAgent {
   start(): void {
     // The lease names the Node as its owner: it starts once the Node is registered (or the
     // first attempt failed; then the owner is added at a later renewal).
-    void this.node.start().finally(() => this.lease.start());
+    void this.node.start().finally(() => {
+      this.lease.start();
+      this.syncMirrors(); // mirror pods wait for their owner, the Node
+    });
     this.statuses.start();
     this.reflector.start();
     // Mirror pods are also re-checked on a timer: a failed create is retried.
