@@ -82,7 +82,14 @@ export class ClusterAgent {
       context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
     });
     this.events = new EventRecorder(client, nodeName, log);
-    this.node = new NodeReporter({ client, log, nodeName, machine: () => this.machine, health: () => this.health() });
+    this.node = new NodeReporter({
+      client,
+      log,
+      nodeName,
+      machine: () => this.machine,
+      health: () => this.health(),
+      onEvent: (type, reason, message) => this.events.recordNode(type, reason, message),
+    });
     this.lease = new NodeLease({ client, log, nodeName, nodeUid: () => this.node.nodeUid });
     this.mirrors = new MirrorPods(client, nodeName, log, () => this.node.nodeUid);
   }

@@ -16,6 +16,8 @@ const NODE_BURST = 100;
 const MAX_REMEMBERED = 4096;
 
 export interface EventInput {
+  /** The Node itself instead of a pod (then podName is the node's name). */
+  aboutNode?: boolean;
   namespace: string;
   podName: string;
   podUid: string;
@@ -102,14 +104,16 @@ export class EventRecorder {
       apiVersion: "v1",
       kind: "Event",
       metadata: { name, namespace: e.namespace },
-      involvedObject: {
-        apiVersion: "v1",
-        kind: "Pod",
-        namespace: e.namespace,
-        name: e.podName,
-        uid: e.podUid,
-        fieldPath: e.containerName ? `spec.containers{${e.containerName}}` : undefined,
-      },
+      involvedObject: e.aboutNode
+        ? { kind: "Node", name: e.podName, uid: e.podUid } // upstream names the node by its name as uid
+        : {
+            apiVersion: "v1",
+            kind: "Pod",
+            namespace: e.namespace,
+            name: e.podName,
+            uid: e.podUid,
+            fieldPath: e.containerName ? `spec.containers{${e.containerName}}` : undefined,
+          },
       reason: e.reason,
       message: e.message,
       type: e.type,
@@ -121,6 +125,11 @@ export class EventRecorder {
       reportingInstance: this.nodeName,
     };
     void this.send("POST", path, event);
+  }
+
+  /** An event about the node (its namespace is `default`, as upstream's). */
+  recordNode(type: "Normal" | "Warning", reason: string, message: string): void {
+    this.record({ aboutNode: true, namespace: "default", podName: this.nodeName, podUid: this.nodeName, containerName: "", type, reason, message });
   }
 
   private async send(method: string, path: string, body: unknown, contentType?: string): Promise<void> {

@@ -16,6 +16,8 @@ export interface NodeReporterOptions {
   machine: () => MachineInfo;
   health: () => Promise<NodeHealth>;
   nowMs?: () => number;
+  /** Node events: Starting, NodeReady / NodeNotReady when Ready changes. */
+  onEvent?: (type: "Normal" | "Warning", reason: string, message: string) => void;
 }
 
 export class NodeReporter {
@@ -27,6 +29,7 @@ export class NodeReporter {
   private lastConditions?: NodeCondition[];
   private lastReportMs = 0;
   private busy = false;
+  private startingSent = false;
   /** The Node's uid once registered (the lease's owner). */
   nodeUid?: string;
   reportCount = 0;
@@ -63,6 +66,11 @@ export class NodeReporter {
       if (key !== this.lastSent) {
         const ready = status.conditions.find((c: NodeCondition) => c.type === "Ready");
         this.options.log.log("info", "Node status reported", { node: this.options.nodeName, ready: ready?.status, message: ready?.message });
+        const wasReady = this.lastConditions?.find((c) => c.type === "Ready")?.status;
+        if (ready && ready.status !== wasReady) {
+          const what = ready.status === "True" ? "NodeReady" : "NodeNotReady";
+          this.options.onEvent?.("Normal", what, `Node ${this.options.nodeName} status is now: ${what}`);
+        }
       }
       this.lastSent = key;
       this.lastConditions = conditions;
@@ -76,6 +84,8 @@ export class NodeReporter {
   }
 
   private async register(status: Record<string, any>, nowMs: number): Promise<void> {
+    if (!this.startingSent) this.options.onEvent?.("Normal", "Starting", "Starting kubelet.");
+    this.startingSent = true;
     const conditions = stampConditions(status.conditions, undefined, apiTime(nowMs));
     const node = nodeObject(this.options.nodeName, this.options.machine(), { ...status, conditions });
     try {

@@ -103,3 +103,15 @@ test("a static pod gets a mirror pod owned by the Node, which carries its status
   cluster.setStaticPods({ pods: [], problems: [] });
   await until("mirror pod deleted", () => api.get("pods", "default", `static-${NODE}`) === undefined);
 });
+
+test("the node registers Ready, with the node events Starting and NodeReady", async (t) => {
+  const { api } = await setup(t);
+  await until("Ready", () => api.get("nodes", undefined, NODE)?.status?.conditions?.find((c) => c.type === "Ready")?.status === "True");
+  await until("node events", () => {
+    const reasons = api.store.list("events").items.filter((e) => e.involvedObject.kind === "Node" && e.involvedObject.name === NODE).map((e) => e.reason);
+    return reasons.includes("Starting") && reasons.includes("NodeReady");
+  });
+  const node = api.get("nodes", undefined, NODE);
+  assert.deepEqual(node.status.addresses[0], { type: "InternalIP", address: "10.1.2.3" });
+  assert.equal(node.status.nodeInfo.containerRuntimeVersion, "fake://0.0.0");
+});
