@@ -35,6 +35,16 @@ export interface StatusManagerOptions {
   context: () => Omit<StatusContext, "hostNetwork" | "current">;
   /** Called after each patch the apiserver accepted (tests and the latency benchmark). */
   onSent?: (podUid: string, version: bigint) => void;
+  nowMs?: () => number;
+}
+
+/** What reconciliation compares: the phase and each container's instance, restarts and state. */
+function reconcileKey(status: Record<string, any> | undefined): string {
+  if (!status) return "";
+  return JSON.stringify([
+    status.phase,
+    (status.containerStatuses ?? []).map((c: any) => [c.name, c.containerID ?? "", c.restartCount, Object.keys(c.state ?? {}).sort()[0] ?? ""]),
+  ]);
 }
 
 interface Entry {
@@ -44,6 +54,9 @@ interface Entry {
   sentTo: string;
   inFlight: boolean;
   deleted: boolean;
+  /** What the sent status says (reconcileKey), and when it went. */
+  sentKey: string;
+  sentAtMs: number;
 }
 
 export class StatusManager {
@@ -58,7 +71,27 @@ export class StatusManager {
   constructor(private options: StatusManagerOptions) {}
 
   start(): void {
-    this.timer = setInterval(() => this.flush(), STATUS_SYNC_PERIOD_MS);
+    this.timer = setInterval(() => this.sync(), STATUS_SYNC_PERIOD_MS);
+  }
+
+  /**
+   * The periodic sync: everything unsent, and every pod whose status in the apiserver no longer
+   * says what was sent (someone else wrote it; upstream's needsReconcile) is sent again. A
+   * status sent within the last period is left alone: the watch may not have shown it yet.
+   */
+  sync(): void {
+    const nowMs = (this.options.nowMs ?? Date.now)();
+    for (const [podUid, entry] of this.entries) {
+      if (entry.inFlight || entry.deleted || entry.sentVersion < entry.status.version) continue;
+      if (nowMs - entry.sentAtMs <= STATUS_SYNC_PERIOD_MS) continue;
+      const target = this.options.targetOf(podUid);
+      if (!target?.current || target.uid !== entry.sentTo) continue;
+      if (reconcileKey(target.current) !== entry.sentKey) {
+        this.options.log.log("info", "Pod status in the apiserver differs from what was sent; sending it again", { pod: `${target.namespace}/${target.name}` });
+        entry.sentVersion = 0n;
+      }
+    }
+    this.flush();
   }
 
   stop(): void {
@@ -71,7 +104,7 @@ export class StatusManager {
     const entry = this.entries.get(podUid);
     if (entry && status.version <= entry.status.version) return; // versions only increase
     if (entry) entry.status = status;
-    else this.entries.set(podUid, { status, sentVersion: 0n, sentTo: "", inFlight: false, deleted: false });
+    else this.entries.set(podUid, { status, sentVersion: 0n, sentTo: "", inFlight: false, deleted: false, sentKey: "", sentAtMs: 0 });
     this.requestFlush();
   }
 
@@ -130,9 +163,11 @@ export class StatusManager {
     const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.name)}`;
     try {
       if (patch) {
-        const body = statusPatch(target.uid, apiPodStatus(status, { ...this.options.context(), hostNetwork: target.hostNetwork, current: target.current }));
-        await this.options.client.request("PATCH", `${path}/status`, body, "application/strategic-merge-patch+json");
+        const apiStatus = apiPodStatus(status, { ...this.options.context(), hostNetwork: target.hostNetwork, current: target.current });
+        await this.options.client.request("PATCH", `${path}/status`, statusPatch(target.uid, apiStatus), "application/strategic-merge-patch+json");
         this.patchCount++;
+        entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(apiStatus)));
+        entry.sentAtMs = (this.options.nowMs ?? Date.now)();
         entry.sentVersion = status.version;
         entry.sentTo = target.uid;
         this.options.onSent?.(podUid, status.version);

@@ -199,3 +199,30 @@ test("status manager: after the core is replaced, its statuses (versions from 1 
   await until("the new core's first status", () => sent.length === 2);
   assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
 });
+
+test("status manager: the periodic sync sends a status again when the apiserver's copy says otherwise", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("web"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  const admin = new ApiClient({ server: api.url, token: "admin" });
+  t.after(() => (client.close(), admin.close()));
+  let now = 1_000_000;
+  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true };
+  const manager = new StatusManager({ client, log: quiet, targetOf: () => target, context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined }), nowMs: () => now });
+  t.after(() => manager.stop());
+  manager.setStatus("u", coreStatus(1n));
+  await until("sent", () => manager.patchCount === 1);
+  target.current = api.get("pods", "default", "web").status;
+  now += 11_000;
+  manager.sync();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(manager.patchCount, 1, "the apiserver says what was sent: nothing to do");
+  // Someone else rewrites the status.
+  await admin.request("PATCH", "/api/v1/namespaces/default/pods/web/status", { status: { phase: "Pending", containerStatuses: [] } }, "application/merge-patch+json");
+  target.current = api.get("pods", "default", "web").status;
+  now += 11_000;
+  manager.sync();
+  await until("sent again", () => manager.patchCount === 2);
+  assert.equal(api.get("pods", "default", "web").status.phase, "Running");
+});
