@@ -180,6 +180,20 @@ describe("nanolet in a cluster", { concurrency: false }, () => {
     await waitFor("mirror pod deleted with its static pod", () => getPod(`static-${NODE}`) === undefined, 30_000);
   });
 
+  test("the node turns NotReady while containerd is down, saying so, and Ready again when it is back", { timeout: 90_000 }, async () => {
+    const ready = () => api.get("nodes", undefined, NODE).status.conditions.find((c) => c.type === "Ready");
+    await waitFor("Ready", () => ready().status === "True");
+    containerd.kill9();
+    try {
+      const down = await waitFor("NotReady", () => (ready().status === "False" ? ready() : false), 40_000);
+      assert.equal(down.reason, "KubeletNotReady");
+      assert.match(down.message, /container runtime is down/);
+    } finally {
+      await containerd.start({ images: false });
+    }
+    await waitFor("Ready again", () => ready().status === "True", 40_000);
+  });
+
   test("an apiserver outage of 60 s disturbs no pod, and status catches up after it", { timeout: 150_000 }, async () => {
     await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("steady"));
     await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("flaky", { script: "sleep 20; exit 1" }));
