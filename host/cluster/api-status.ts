@@ -16,6 +16,8 @@ export interface StatusContext {
   podIpOf?: (sandboxId: string) => string | undefined;
   /** The pod's status as the apiserver last showed it: its startTime and condition times win. */
   current?: Record<string, any>;
+  /** The object's metadata.generation, when the apiserver sets one (reported as observed). */
+  generation?: number;
 }
 
 const PHASES: Record<PodStatus["phase"], string> = {
@@ -81,10 +83,11 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     // The apiserver's own time wins while the condition holds: after an agent restart the core
     // would otherwise date every condition to its own start.
     const lastTransitionTime = known && known.status === value && known.lastTransitionTime ? known.lastTransitionTime : apiTime(Number(c.lastTransitionMs));
-    return { type, status: value, reason: c.reason || undefined, message: c.message || undefined, lastProbeTime: null, lastTransitionTime };
+    return { type, observedGeneration: ctx.generation, status: value, reason: c.reason || undefined, message: c.message || undefined, lastProbeTime: null, lastTransitionTime };
   });
   const podIp = ctx.hostNetwork ? ctx.nodeIp : (status.sandboxId && ctx.podIpOf?.(status.sandboxId)) || "";
   const out: Record<string, unknown> = {
+    observedGeneration: ctx.generation,
     phase: PHASES[status.phase],
     conditions,
     hostIP: ctx.nodeIp,

@@ -224,13 +224,14 @@ export class ClusterAgent {
         current: object.status,
         deleting: !!object.metadata.deletionTimestamp,
         hostNetwork: !!object.spec?.hostNetwork,
+        generation: object.metadata.generation,
       };
     }
     const staticPod = this.staticScan.pods.find((p) => p.spec.uid === uid);
     if (!staticPod) return undefined;
     for (const p of this.reflector.current.values()) {
       if (p.metadata.annotations?.[MIRROR_ANNOTATION] === uid && !p.metadata.deletionTimestamp) {
-        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork };
+        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork, generation: p.metadata.generation };
       }
     }
     return undefined;

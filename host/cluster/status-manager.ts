@@ -25,6 +25,8 @@ export interface StatusTarget {
   /** The object has a deletionTimestamp and may be deleted once the pod finished. */
   deleting: boolean;
   hostNetwork: boolean;
+  /** The object's metadata.generation, if the apiserver keeps one. */
+  generation?: number;
 }
 
 export interface StatusManagerOptions {
@@ -163,7 +165,7 @@ export class StatusManager {
     const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.name)}`;
     try {
       if (patch) {
-        const apiStatus = apiPodStatus(status, { ...this.options.context(), hostNetwork: target.hostNetwork, current: target.current });
+        const apiStatus = apiPodStatus(status, { ...this.options.context(), hostNetwork: target.hostNetwork, current: target.current, generation: target.generation });
         await this.options.client.request("PATCH", `${path}/status`, statusPatch(target.uid, apiStatus), "application/strategic-merge-patch+json");
         this.patchCount++;
         entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(apiStatus)));

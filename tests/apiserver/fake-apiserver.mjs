@@ -225,6 +225,11 @@ export class FakeApiServer {
     if (subresource === "status") return { ...this.withKind(resource, stored), status: incoming.status };
     const replaced = { ...incoming, kind: spec.kind, apiVersion: spec.groupVersion, metadata: { ...incoming.metadata, namespace: stored.metadata.namespace } };
     if (spec.subresources.includes("status")) replaced.status = stored.status; // status has its own door
+    // A pod's generation counts its spec changes.
+    if (resource === "pods") {
+      const changed = JSON.stringify(incoming.spec) !== JSON.stringify(stored.spec);
+      replaced.metadata.generation = (stored.metadata.generation ?? 1) + (changed ? 1 : 0);
+    }
     return replaced;
   }
 

@@ -46,6 +46,9 @@ export class Store {
     stored.metadata.uid ??= randomUUID();
     stored.metadata.creationTimestamp = now.toISOString().replace(/\.\d+Z$/, "Z");
     stored.metadata.resourceVersion = String(++this.revision);
+    // Pods carry a generation since v1.33 (PodObservedGenerationTracking): 1, then one more per
+    // spec change.
+    if (resource === "pods") stored.metadata.generation = 1;
     stored.__resource = resource;
     this.objects.set(key, stored);
     this.record("ADDED", stored);

@@ -82,7 +82,7 @@ test("status manager: one strategic merge patch with the uid per version, never 
   const stored = api.seed("pods", pod("web"));
   const client = new ApiClient({ server: api.url, token: "node" });
   t.after(() => client.close());
-  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true };
+  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true, generation: stored.metadata.generation };
   const sent = [];
   const manager = new StatusManager({
     client,
@@ -105,6 +105,9 @@ test("status manager: one strategic merge patch with the uid per version, never 
   assert.equal(status.containerStatuses[0].imageID, "sha256:feed");
   assert.equal(status.containerStatuses[0].lastState.terminated.exitCode, 3);
   assert.equal(status.conditions.find((c) => c.type === "Ready").status, "True");
+  assert.equal(stored.metadata.generation, 1);
+  assert.equal(status.observedGeneration, 1, "the spec generation the status was made for");
+  assert.equal(status.conditions.find((c) => c.type === "Ready").observedGeneration, 1);
   const patches = api.requests.filter((r) => r.method === "PATCH");
   assert.equal(patches.length, 1);
   assert.ok(!api.requests.some((r) => r.method === "GET"), "no read before the patch");
