@@ -1,15 +1,9 @@
 import { Agent, RELIST_ANSWER_TIMEOUT_MS } from "../../assembly/core/agent";
 import { ActionResult, ActionTag, ContainerState, ContainerStatusState, PodPhase, SandboxObservation, SandboxState } from "../../assembly/core/model";
-import { FakeNode, config, spec } from "./fake-node";
+import { FakeNode, config, spec, started } from "./fake-node";
 
 const S: u64 = 1000;
 
-function started(uid: string, policy: string): FakeNode {
-  const node = new FakeNode(new Agent(config()));
-  node.agent.handlePods(node.nowMs, [spec(uid, policy, ["app"])]);
-  node.runUntil(node.nowMs + 2 * S);
-  return node;
-}
 
 describe("agent: starting pods", () => {
   it("asks for a relist before acting, then runs the sandbox and the container", () => {

@@ -2,16 +2,10 @@
 // deletion of a pod marked by the apiserver (stop with its grace, terminal phase, `finished`).
 import { Agent } from "../../assembly/core/agent";
 import { ActionTag, ContainerStatusState, PodConditionType, PodPhase, PodStatus } from "../../assembly/core/model";
-import { FakeNode, config, spec } from "./fake-node";
+import { FakeNode, config, spec, started } from "./fake-node";
 
 const S: u64 = 1000;
 
-function started(uid: string, policy: string): FakeNode {
-  const node = new FakeNode(new Agent(config()));
-  node.agent.handlePods(node.nowMs, [spec(uid, policy, ["app"])]);
-  node.runUntil(node.nowMs + 2 * S);
-  return node;
-}
 
 function condition(status: PodStatus, type: i32): bool {
   for (let i = 0; i < status.conditions.length; i++) if (status.conditions[i].conditionType == type) return status.conditions[i].status;

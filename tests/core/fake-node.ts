@@ -238,3 +238,11 @@ export class FakeNode {
     return this.statuses.has(uid) ? this.statuses.get(uid).phase : -1;
   }
 }
+
+/** A node running one pod `uid` with a container "app" under `policy`, two seconds in. */
+export function started(uid: string, policy: string): FakeNode {
+  const node = new FakeNode(new Agent(config()));
+  node.agent.handlePods(node.nowMs, [spec(uid, policy, ["app"])]);
+  node.runUntil(node.nowMs + 2000);
+  return node;
+}
