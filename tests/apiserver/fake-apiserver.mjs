@@ -187,7 +187,9 @@ export class FakeApiServer {
       if (obj.metadata?.name !== name) throw badRequest(`the name of the object (${obj.metadata?.name}) does not match the name on the URL (${name})`);
       authorize(user, "update", { resource, namespace, name, subresource, stored, body: obj });
       if (!stored) throw notFound(resource, name);
-      return ok(200, this.store.update(resource, this.merged(resource, stored, obj, subresource), obj.metadata.resourceVersion));
+      const next = this.merged(resource, stored, obj, subresource);
+      if (resource === "pods" && subresource === "status") validatePodStatus(stored, next);
+      return ok(200, this.store.update(resource, next, obj.metadata.resourceVersion));
     }
     if (req.method === "PATCH") {
       authorize(user, "patch", { resource, namespace, name, subresource, stored });
@@ -200,7 +202,9 @@ export class FakeApiServer {
       if (uid !== undefined && uid !== stored.metadata.uid) {
         throw conflict(resource, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${stored.metadata.uid}`);
       }
-      return ok(200, this.store.update(resource, this.merged(resource, stored, patched, subresource), patch.metadata?.resourceVersion));
+      const next = this.merged(resource, stored, patched, subresource);
+      if (resource === "pods" && subresource === "status") validatePodStatus(stored, next);
+      return ok(200, this.store.update(resource, next, patch.metadata?.resourceVersion));
     }
     if (req.method === "DELETE") {
       authorize(user, "delete", { resource, namespace, name, subresource, stored });
@@ -334,6 +338,34 @@ function validate(resource, obj) {
   if (resource === "pods" && !(Array.isArray(obj.spec?.containers) && obj.spec.containers.length > 0)) {
     throw invalid(resource, name, "spec.containers: Required value");
   }
+}
+
+const TERMINAL = new Set(["Succeeded", "Failed"]);
+const CONTAINER_STATES = ["waiting", "running", "terminated"];
+
+/** The checks of a pod status update a node's patches must pass (ValidatePodStatusUpdate). */
+function validatePodStatus(stored, next) {
+  const name = stored.metadata.name;
+  const status = next.status ?? {};
+  const was = stored.status?.phase;
+  if (TERMINAL.has(was) && status.phase !== was) {
+    throw invalid("pods", name, `status.phase: Forbidden: cannot transition from terminal phase ${was} to ${status.phase}`);
+  }
+  for (const [single, list] of [["podIP", "podIPs"], ["hostIP", "hostIPs"]]) {
+    const ips = status[list] ?? [];
+    if (ips.length > 0 && ips[0]?.ip !== status[single]) throw invalid("pods", name, `status.${list}[0].ip: Invalid value: "${ips[0]?.ip}": must match status.${single} "${status[single]}"`);
+    if (status[single] && ips.length === 0) throw invalid("pods", name, `status.${list}: Required value: must be set when status.${single} is`);
+  }
+  const names = new Set((next.spec?.containers ?? []).map((c) => c.name));
+  (status.containerStatuses ?? []).forEach((c, i) => {
+    const at = `status.containerStatuses[${i}]`;
+    if (!names.has(c.name)) throw invalid("pods", name, `${at}.name: Not found: "${c.name}"`);
+    if (!Number.isInteger(c.restartCount) || c.restartCount < 0) throw invalid("pods", name, `${at}.restartCount: Invalid value: ${c.restartCount}: must be greater than or equal to 0`);
+    const states = CONTAINER_STATES.filter((k) => c.state?.[k]);
+    if (states.length > 1) throw invalid("pods", name, `${at}.state: Forbidden: may not specify more than 1 state type`);
+    const last = CONTAINER_STATES.filter((k) => c.lastState?.[k]);
+    if (last.length > 1) throw invalid("pods", name, `${at}.lastState: Forbidden: may not specify more than 1 state type`);
+  });
 }
 
 function readBody(req) {

@@ -103,6 +103,31 @@ test("status patches: by strategic merge, status only, with a uid precondition; 
   await api.stop();
 });
 
+test("status validation: IPs agree, container names exist, one state each, no way back from a terminal phase", async (t) => {
+  const { api, admin, a } = await setup(t);
+  await admin("POST", "/api/v1/namespaces/default/pods", pod("web", "a"));
+  const smp = "application/strategic-merge-patch+json";
+  const patch = (status) => a("PATCH", "/api/v1/namespaces/default/pods/web/status", { status }, smp);
+  const name = (await api.get("pods", "default", "web")).spec.containers[0].name;
+  const refusals = [
+    [{ podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.2" }] }, /status\.podIPs\[0\]\.ip: Invalid value/],
+    [{ hostIP: "10.0.0.1" }, /status\.hostIPs: Required value/],
+    [{ containerStatuses: [{ name: "nope", restartCount: 0, state: {} }] }, /containerStatuses\[0\]\.name: Not found/],
+    [{ containerStatuses: [{ name, restartCount: -1, state: {} }] }, /restartCount: Invalid value/],
+    [{ containerStatuses: [{ name, restartCount: 0, state: { running: {}, waiting: {} } }] }, /more than 1 state type/],
+  ];
+  for (const [status, message] of refusals) {
+    const r = await patch(status);
+    assert.equal(r.code, 422, JSON.stringify(status));
+    assert.match(r.body.message, message);
+  }
+  assert.equal((await patch({ phase: "Failed", hostIP: "10.0.0.1", hostIPs: [{ ip: "10.0.0.1" }] })).code, 200);
+  const back = await patch({ phase: "Running" });
+  assert.equal(back.code, 422);
+  assert.match(back.body.message, /cannot transition from terminal phase Failed/);
+  await api.stop();
+});
+
 test("resourceVersion: an update from a stale version is a conflict", async (t) => {
   const { api, a } = await setup(t);
   const lease = { metadata: { name: "a", namespace: "kube-node-lease" }, spec: { holderIdentity: "a", leaseDurationSeconds: 40 } };
