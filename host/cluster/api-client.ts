@@ -110,7 +110,16 @@ export class ApiClient {
           while ((nl = buffer.indexOf("\n")) >= 0) {
             const line = buffer.slice(0, nl).trim();
             buffer = buffer.slice(nl + 1);
-            if (line) onEvent(JSON.parse(line) as WatchEvent);
+            if (!line) continue;
+            let event: WatchEvent;
+            try {
+              event = JSON.parse(line) as WatchEvent;
+            } catch {
+              // A stream that is not JSON lines cannot be followed: end the watch with an error.
+              req.destroy();
+              return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: not a JSON line: ${line.slice(0, 80)}`));
+            }
+            onEvent(event);
           }
         });
         res.on("error", () => finish());

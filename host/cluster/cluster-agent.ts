@@ -183,7 +183,12 @@ export class ClusterAgent {
       try {
         pods.push({ spec: podFromApiObject(object), origin });
       } catch (error) {
-        if (!(error instanceof ManifestError)) throw error;
+        if (!(error instanceof ManifestError)) {
+          // A shape the converter did not foresee: this pod is left out, the others go on.
+          this.options.log.log("error", "Pod from the apiserver not understood", { pod: origin, error: (error as Error).message });
+          problems.push({ origin, field: "", message: `not understood: ${(error as Error).message}` });
+          continue;
+        }
         problems.push({ origin, field: error.field, message: error.detail });
         this.refuse(object, error.field, error.detail);
       }

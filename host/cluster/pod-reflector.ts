@@ -12,6 +12,11 @@ export const RECONNECT_INITIAL_MS = 800;
 export const RECONNECT_MAX_MS = 30_000;
 /** Watches ask the server to end them after this long (upstream picks 5-10 min at random). */
 export const WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * A watch silent for longer than the server's own end of it is a dead connection (a network that
+ * dropped it without a word, common at the edge): it is given up and the pods listed again.
+ */
+export const WATCH_IDLE_TIMEOUT_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
 
 export interface PodReflectorOptions {
   client: ApiClient;
@@ -20,6 +25,8 @@ export interface PodReflectorOptions {
   onPods: (pods: PodObject[]) => void;
   /** Connectivity changes: true once a list succeeded, false when a list or watch failed. */
   onConnected?: (connected: boolean) => void;
+  /** Overrides WATCH_IDLE_TIMEOUT_MS (tests). */
+  watchIdleTimeoutMs?: number;
 }
 
 export class PodReflector {
@@ -100,23 +107,56 @@ export class PodReflector {
   private async list(): Promise<void> {
     const list = await this.options.client.request("GET", `/api/v1/pods?${this.selector}`);
     const pods = new Map<string, PodObject>();
-    for (const item of list.items ?? []) pods.set(item.metadata.uid, item);
+    for (const item of Array.isArray(list?.items) ? list.items : []) {
+      const uid = item?.metadata?.uid;
+      if (typeof uid === "string" && uid) pods.set(uid, item);
+      else this.options.log.log("warn", "Ignored a listed pod without metadata.uid", { name: item?.metadata?.name });
+    }
     this.pods = pods;
     this.resourceVersion = list.metadata?.resourceVersion ?? "";
     this.listCount++;
     this.delayMs = RECONNECT_INITIAL_MS;
     this.setConnected(true);
-    this.options.onPods([...pods.values()]);
+    this.deliver();
   }
 
   private async watch(): Promise<void> {
     const path = `/api/v1/pods?${this.selector}&watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`;
     let failure: Error | undefined;
-    await this.options.client.watch(path, (event) => {
-      if (failure) return;
-      failure = this.apply(event);
-    }, this.abort.signal);
+    // This watch's own abort: the reflector stopping, or the connection found dead.
+    const watchAbort = new AbortController();
+    const stop = () => watchAbort.abort();
+    this.abort.signal.addEventListener("abort", stop, { once: true });
+    const idleMs = this.options.watchIdleTimeoutMs ?? WATCH_IDLE_TIMEOUT_MS;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        failure ??= new ApiStatusError(0, "ConnectionFailed", `pod watch silent for ${idleMs} ms`);
+        watchAbort.abort();
+      }, idleMs);
+    };
+    armIdle();
+    try {
+      await this.options.client.watch(path, (event) => {
+        armIdle();
+        if (failure) return;
+        failure = this.apply(event);
+      }, watchAbort.signal);
+    } finally {
+      clearTimeout(idle);
+      this.abort.signal.removeEventListener("abort", stop);
+    }
     if (failure) throw failure;
+  }
+
+  /** Hands the pods on; a failure there is logged, never let loose on the watch stream. */
+  private deliver(): void {
+    try {
+      this.options.onPods([...this.pods.values()]);
+    } catch (error) {
+      this.options.log.log("error", "Pod update not applied", { error: (error as Error).stack ?? String(error) });
+    }
   }
 
   /** Applies one watch event; returns the error that ends the watch, if any. */
@@ -126,10 +166,10 @@ export class PodReflector {
     if (object.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
     if (event.type === "BOOKMARK") return undefined;
     const uid = object.metadata?.uid;
-    if (!uid) return undefined;
+    if (typeof uid !== "string" || !uid) return undefined;
     if (event.type === "DELETED") this.pods.delete(uid);
     else this.pods.set(uid, object);
-    this.options.onPods([...this.pods.values()]);
+    this.deliver();
     return undefined;
   }
 }

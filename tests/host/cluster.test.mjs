@@ -229,3 +229,46 @@ test("status manager: the periodic sync sends a status again when the apiserver'
   await until("sent again", () => manager.patchCount === 2);
   assert.equal(api.get("pods", "default", "web").status.phase, "Running");
 });
+
+test("reflector: a watch silent past its idle limit is given up and the pods listed again", async (t) => {
+  const api = await FakeApiServer.start({ tokens }); // bookmarks only every minute: the watch stays silent
+  t.after(() => api.stop());
+  api.seed("pods", pod("mine"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  const reflector = new PodReflector({ client, nodeName: NODE, log: quiet, onPods: () => {}, watchIdleTimeoutMs: 150 });
+  reflector.start();
+  t.after(() => reflector.stop());
+  await until("listed again after a silent watch", () => reflector.listCount >= 2, 5_000);
+});
+
+test("reflector: a broken watch stream and a pod update that fails are contained", async (t) => {
+  const http = await import("node:http");
+  let lists = 0;
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    if (!req.url.includes("watch=1")) {
+      lists++;
+      return res.end(JSON.stringify({ metadata: { resourceVersion: "1" }, items: [{ metadata: { name: "no-uid" } }, { metadata: { name: "ok", uid: "u1" } }] }));
+    }
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"x","uid":"u2","resourceVersion":"2"}}}\n');
+    res.end("this is not JSON\n");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => server.close());
+  const client = new ApiClient({ server: `http://127.0.0.1:${server.address().port}`, token: "node" });
+  t.after(() => client.close());
+  const seen = [];
+  const reflector = new PodReflector({
+    client, nodeName: NODE, log: quiet,
+    onPods: (pods) => {
+      seen.push(pods.map((p) => p.metadata.uid).sort().join(","));
+      if (pods.length === 2) throw new Error("a bug in the consumer");
+    },
+  });
+  reflector.start();
+  t.after(() => reflector.stop());
+  await until("listed again after the bad stream", () => lists >= 2, 5_000);
+  assert.equal(seen[0], "u1", "the pod without a uid is left out");
+  assert.ok(seen.includes("u1,u2"), "the watch event before the bad line was applied");
+});
