@@ -126,7 +126,10 @@ export class ClusterAgent {
   /** Every action the core emits passes here: statuses and events go to the apiserver. */
   onAction(action: PlannedAction): void {
     const kind = action.kind;
-    if (kind.tag === "pod-status-changed") this.statuses.setStatus(action.podUid, kind.val);
+    if (kind.tag === "pod-status-changed") {
+      // A pod gone from every source (the core may still be stopping it) has no object to report to.
+      if (this.apiPods.has(action.podUid) || this.staticScan.pods.some((p) => p.spec.uid === action.podUid)) this.statuses.setStatus(action.podUid, kind.val);
+    }
     else if (kind.tag === "pod-event") {
       this.events.record({
         namespace: action.podNamespace,
@@ -151,6 +154,7 @@ export class ClusterAgent {
     // change nothing the core acts on, and the core is not given the pods again for them.
     const changed = this.desiredChanged();
     if (changed || this.republish) this.publish();
+    this.statuses.retainOnly(new Set([...this.apiPods.keys(), ...this.staticScan.pods.map((p) => p.spec.uid)]));
     this.syncMirrors();
     this.statuses.requestFlush();
   }

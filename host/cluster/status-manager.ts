@@ -121,9 +121,13 @@ export class StatusManager {
     }
   }
 
-  /** The pod left both the core and the apiserver: nothing more to send. */
-  forget(podUid: string): void {
-    this.entries.delete(podUid);
+  /** Pods that left every source have nothing more to send: their entries go (memory stays bounded). */
+  retainOnly(podUids: ReadonlySet<string>): void {
+    for (const podUid of this.entries.keys()) if (!podUids.has(podUid)) this.entries.delete(podUid);
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Something changed on the apiserver's side (a pod appeared, the connection came back). */

@@ -77,6 +77,11 @@ test("a pod from the apiserver runs; the node's own status patches coming back d
   await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("second"));
   await until("a real change is", () => calls() > before);
   assert.equal(api.get("pods", "default", "web").status.hostIP, "10.1.2.3");
+  // A pod gone from the apiserver leaves nothing behind in the status manager.
+  await until("second has a status", () => api.get("pods", "default", "second")?.status?.phase === "Running");
+  assert.equal(cluster.statuses.size, 2);
+  await admin.request("DELETE", "/api/v1/namespaces/default/pods/web", { gracePeriodSeconds: 0 });
+  await until("web forgotten", () => cluster.statuses.size === 1);
 });
 
 test("a pod nanolet cannot run fails with the field named, and an event says why", async (t) => {
