@@ -83,7 +83,9 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     // The apiserver's own time wins while the condition holds: after an agent restart the core
     // would otherwise date every condition to its own start.
     const lastTransitionTime = known && known.status === value && known.lastTransitionTime ? known.lastTransitionTime : apiTime(Number(c.lastTransitionMs));
-    return { type, observedGeneration: ctx.generation, status: value, reason: c.reason || undefined, message: c.message || undefined, lastProbeTime: null, lastTransitionTime };
+    // Conditions are merged by type in the apiserver: a reason the condition no longer has must
+    // be cleared (null), or the old one stays beside the new status.
+    return { type, observedGeneration: ctx.generation, status: value, reason: c.reason || null, message: c.message || null, lastProbeTime: null, lastTransitionTime };
   });
   const podIp = ctx.hostNetwork ? ctx.nodeIp : (status.sandboxId && ctx.podIpOf?.(status.sandboxId)) || "";
   const out: Record<string, unknown> = {
@@ -98,8 +100,8 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     out.podIP = podIp;
     out.podIPs = [{ ip: podIp }];
   }
-  if (status.reason) out.reason = status.reason;
-  if (status.message) out.message = status.message;
+  out.reason = status.reason || null;
+  out.message = status.message || null;
   out.startTime = current.startTime ?? (status.startTimeMs > 0n ? apiTime(Number(status.startTimeMs)) : undefined);
   return out;
 }

@@ -92,11 +92,19 @@ test("status manager: one strategic merge patch with the uid per version, never 
     onSent: (_uid, version) => sent.push(version),
   });
   t.after(() => manager.stop());
-  manager.setStatus("core-uid", coreStatus(1n));
-  manager.setStatus("core-uid", coreStatus(2n)); // same turn: only the newest goes
-  manager.setStatus("core-uid", coreStatus(1n)); // older: ignored
+  const unready = { conditions: [{ conditionType: "ready", status: false, reason: "ContainersNotReady", message: "containers with unready status: [app]", lastTransitionMs: 1_764_000_000_000n }] };
+  manager.setStatus("core-uid", coreStatus(1n, unready));
   await until("patched", () => sent.length === 1);
-  assert.deepEqual(sent, [2n]);
+  assert.equal(api.get("pods", "default", "web").status.conditions.find((c) => c.type === "Ready").reason, "ContainersNotReady");
+  manager.setStatus("core-uid", coreStatus(2n, unready));
+  manager.setStatus("core-uid", coreStatus(3n)); // same turn: only the newest goes
+  manager.setStatus("core-uid", coreStatus(1n)); // older: ignored
+  await until("patched", () => sent.length === 2);
+  assert.deepEqual(sent, [1n, 3n]);
+  const ready = api.get("pods", "default", "web").status.conditions.find((c) => c.type === "Ready");
+  assert.equal(ready.status, "True");
+  assert.equal(ready.reason, undefined, "the reason of the unready condition is gone");
+  assert.equal(ready.message, undefined);
   const status = api.get("pods", "default", "web").status;
   assert.equal(status.phase, "Running");
   assert.equal(status.hostIP, "10.0.0.5");
@@ -109,23 +117,23 @@ test("status manager: one strategic merge patch with the uid per version, never 
   assert.equal(status.observedGeneration, 1, "the spec generation the status was made for");
   assert.equal(status.conditions.find((c) => c.type === "Ready").observedGeneration, 1);
   const patches = api.requests.filter((r) => r.method === "PATCH");
-  assert.equal(patches.length, 1);
+  assert.equal(patches.length, 2);
   assert.ok(!api.requests.some((r) => r.method === "GET"), "no read before the patch");
 
   // An outage: the status waits and goes out once the apiserver is back.
   await api.stop();
-  manager.setStatus("core-uid", coreStatus(3n, { phase: "failed" }));
+  manager.setStatus("core-uid", coreStatus(4n, { phase: "failed" }));
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(manager.pendingCount, 1);
   await api.start();
   manager.requestFlush(); // what the reflector's reconnect does
-  await until("sent after the outage", () => sent.includes(3n));
+  await until("sent after the outage", () => sent.includes(4n));
   assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
 
   // Deletion: marked by the apiserver, then the final status, then a grace-0 delete with the uid.
   await new ApiClient({ server: api.url, token: "admin" }).request("DELETE", "/api/v1/namespaces/default/pods/web", { gracePeriodSeconds: 30 });
   target.deleting = true;
-  manager.setStatus("core-uid", coreStatus(4n, { phase: "failed", finished: true }));
+  manager.setStatus("core-uid", coreStatus(5n, { phase: "failed", finished: true }));
   await until("deleted", () => api.get("pods", "default", "web") === undefined);
   const del = api.requests.filter((r) => r.method === "DELETE" && r.user === `system:node:${NODE}`);
   assert.equal(del.length, 1);
