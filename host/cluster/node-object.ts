@@ -3,7 +3,7 @@
 // (pkg/kubelet/nodestatus/setters.go).
 import type { MachineInfo } from "../node/machine.js";
 
-/// Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.0.
+/** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.0. */
 export const KUBELET_VERSION = "v1.36.0+nanolet";
 export const MAX_PODS = 110;
 /** Upstream's hard eviction defaults, which allocatable keeps aside. */
