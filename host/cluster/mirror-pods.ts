@@ -56,21 +56,22 @@ export class MirrorPods {
       wanted.add(key);
       const existing = byName.get(key);
       if (existing && existing.metadata.annotations?.[MIRROR_ANNOTATION] === pod.spec.uid && !existing.metadata.deletionTimestamp) continue;
-      if (existing && existing.metadata.deletionTimestamp) continue; // being deleted: recreate once gone
       void this.run(key, async () => {
         if (existing) {
           if (!isMirrorPod(existing)) {
             this.log.log("warn", "A pod with the static pod's name exists and is not its mirror; not replacing it", { pod: key });
             return;
           }
-          await this.delete(existing); // outdated: the static pod changed
+          // Outdated (the static pod changed), or deleted by someone (marked; it waits for the
+          // node, as every bound pod does): it goes at once and a new one takes its place.
+          await this.delete(existing);
         }
         await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!));
         this.log.log("info", "Mirror pod created", { pod: key });
       });
     }
     for (const [key, p] of byName) {
-      if (!isMirrorPod(p) || wanted.has(key) || p.metadata.deletionTimestamp) continue;
+      if (!isMirrorPod(p) || wanted.has(key)) continue;
       void this.run(key, () => this.delete(p)); // its static pod is gone
     }
   }

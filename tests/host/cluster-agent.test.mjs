@@ -105,6 +105,14 @@ test("a static pod gets a mirror pod owned by the Node, which carries its status
   assert.equal(mirror.metadata.labels.app, "s");
   const node = api.get("nodes", undefined, NODE);
   assert.deepEqual(mirror.metadata.ownerReferences, [{ apiVersion: "v1", kind: "Node", name: NODE, uid: node.metadata.uid, controller: true }]);
+  // Someone deletes the mirror pod: the node removes it and makes a new one.
+  const admin = new ApiClient({ server: api.url, token: "admin" });
+  t.after(() => admin.close());
+  await admin.request("DELETE", `/api/v1/namespaces/default/pods/static-${NODE}`, { gracePeriodSeconds: 30 });
+  await until("a new mirror pod", () => {
+    const p = api.get("pods", "default", `static-${NODE}`);
+    return p && p.metadata.uid !== mirror.metadata.uid && !p.metadata.deletionTimestamp;
+  });
   cluster.setStaticPods({ pods: [], problems: [] });
   await until("mirror pod deleted", () => api.get("pods", "default", `static-${NODE}`) === undefined);
 });
