@@ -25,7 +25,7 @@ import {
 import { podConditions, sameConditions } from "./conditions";
 import { Pleg } from "./pleg";
 import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
-import { PodRecord } from "./pod-record";
+import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
 import { WorkerEvent, WorkerState, canTransition, transition } from "./pod-workers";
 import { imagePullKey, restartPolicyOf } from "./restart";
 import { WaitingReason, containerStatuses, podPhase } from "./status";
@@ -109,7 +109,10 @@ export class Agent {
       }
       // A pod marked for deletion is stopped for good; its status is still reported, and says
       // `finished` once everything is stopped so the host can delete the apiserver object.
-      if (spec.beingDeleted) this.move(rec, WorkerEvent.Deleted);
+      if (spec.beingDeleted) {
+        this.move(rec, WorkerEvent.Deleted);
+        this.stopSoonerIfShortened(rec);
+      }
     }
     const known = this.podList;
     for (let i = 0; i < known.length; i++) {
@@ -121,6 +124,20 @@ export class Agent {
       }
     }
     return rejections;
+  }
+
+  /// A deletion whose grace period was shortened (deleted again with a shorter one) while its
+  /// stops are running: the running containers are stopped again with the shorter timeout, as
+  /// upstream's pod worker kills again when the grace period shrinks.
+  private stopSoonerIfShortened(rec: PodRecord): void {
+    if (rec.state != WorkerState.TerminatingPod || rec.stopTimeoutSeconds < 0) return;
+    let grace = rec.gracePeriodSeconds();
+    if (grace < MINIMUM_GRACE_PERIOD_SECONDS) grace = MINIMUM_GRACE_PERIOD_SECONDS;
+    if (grace >= rec.stopTimeoutSeconds) return;
+    for (let i = 0; i < rec.containers.length; i++) {
+      const c = rec.containers[i];
+      if (c.state == ContainerState.Running) this.ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name);
+    }
   }
 
   private addPod(rec: PodRecord): void {
@@ -445,7 +462,9 @@ export class Agent {
 
   private move(rec: PodRecord, event: i32): void {
     if (event == WorkerEvent.Removed && !canTransition(rec.state, event)) return;
+    const from = rec.state;
     rec.state = transition(rec.state, event);
+    if (from == WorkerState.SyncPod && rec.state == WorkerState.TerminatingPod) rec.stopTimeoutSeconds = -1; // a new termination
     if (rec.state != WorkerState.SyncPod) rec.restartForSpecChange.clear(); // no restart while terminating
     rec.dirty = true;
     rec.retryAtMs = 0; // termination and cleanup do not wait for a back-off

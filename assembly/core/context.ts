@@ -14,7 +14,7 @@ import {
   SandboxSpec,
   StopContainer,
 } from "./model";
-import { PodRecord } from "./pod-record";
+import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
 
 /// What the agent remembers of an action until its result comes back.
 export class InFlight {
@@ -128,7 +128,11 @@ export class WorkerContext {
   stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string): void {
     const kind = new ActionKind();
     kind.tag = ActionTag.StopContainer;
-    kind.stop = new StopContainer(containerId, containerName, rec.gracePeriodSeconds());
+    // Upstream gives every container a minimal shutdown window (killContainer): never a bare SIGKILL.
+    const grace = rec.gracePeriodSeconds();
+    const timeoutSeconds = grace < MINIMUM_GRACE_PERIOD_SECONDS ? MINIMUM_GRACE_PERIOD_SECONDS : grace;
+    rec.stopTimeoutSeconds = timeoutSeconds;
+    kind.stop = new StopContainer(containerId, containerName, timeoutSeconds);
     const flight = new InFlight();
     flight.containerId = containerId;
     flight.containerName = containerName;

@@ -6,7 +6,8 @@ import { WaitingReason } from "./status";
 import { containerSpecHash } from "./hash";
 import { podCgroupParent } from "./qos";
 
-/// Upstream's grace period for a pod whose spec is unknown (minimumGracePeriodInSeconds).
+/// Upstream's grace period for a pod whose spec is unknown, and the least any container gets
+/// (minimumGracePeriodInSeconds).
 export const MINIMUM_GRACE_PERIOD_SECONDS: i64 = 2;
 /// The Kubernetes default of spec.terminationGracePeriodSeconds.
 export const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
@@ -54,6 +55,8 @@ export class PodRecord {
   /// When the core first accepted the pod (`status.startTime`); 0 for an orphan.
   startTimeMs: u64 = 0;
 
+  /// The timeout of the newest stop asked for; a shorter deletion grace period stops again.
+  stopTimeoutSeconds: i64 = -1;
   /// Grace period recorded on a sandbox, for orphans.
   observedGracePeriodSeconds: i64 = -1;
 

@@ -11,6 +11,8 @@ import type { PodInfo } from "./sim-cri.js";
 import type { SimRuntime } from "./sim-runtime.js";
 
 const DEFAULT_GRACE_SECONDS = 30;
+/** Upstream gives every container at least this long to stop (minimumGracePeriodInSeconds). */
+const MINIMUM_GRACE_SECONDS = 2;
 
 export interface DesiredPod {
   key: string;
@@ -122,17 +124,21 @@ export class SimPodSource {
   /**
    * Apiserver source: the apiserver marks the pod for deletion; it stays desired until the core
    * reports it finished. Returns the deadline by which it must have finished, or undefined if
-   * there is no such pod (or it is already marked).
+   * there is no such pod (or it is already marked with a grace period no longer).
    */
   mark(key: string, graceSeconds: number | undefined): number | undefined {
     const d = this.desired.find((x) => x.key === key && !x.deleted);
-    if (!d || !d.spec || d.markedAtMs !== undefined) return undefined;
+    if (!d || !d.spec) return undefined;
     const now = this.timing.now();
     const specGrace = Number(d.spec.terminationGracePeriodSeconds ?? BigInt(DEFAULT_GRACE_SECONDS));
-    // The apiserver never lengthens a grace period: a shorter request wins.
-    d.markedGraceSeconds = BigInt(Math.min(graceSeconds ?? specGrace, specGrace));
+    // The apiserver never lengthens a grace period: a shorter request wins, also on a pod
+    // already marked (deleted again, say with --grace-period=0).
+    const current = d.markedGraceSeconds !== undefined && d.markedAtMs !== undefined ? Number(d.markedGraceSeconds) : specGrace;
+    const grace = Math.min(graceSeconds ?? current, current);
+    if (d.markedAtMs !== undefined && grace >= current) return undefined;
+    d.markedGraceSeconds = BigInt(grace);
     d.markedAtMs = now;
-    return now + Number(d.markedGraceSeconds) * 1000 + this.scenario.relistPeriodMs + this.longestCallMs() + 10 * this.timing.maxLatencyMs;
+    return now + Math.max(MINIMUM_GRACE_SECONDS, Number(d.markedGraceSeconds)) * 1000 + this.scenario.relistPeriodMs + this.longestCallMs() + 10 * this.timing.maxLatencyMs;
   }
 
   /** Apiserver source: a status arrived; a terminal phase is shown back on the pod. */
@@ -189,7 +195,7 @@ export class SimPodSource {
     if (!d.spec) return;
     const now = this.timing.now();
     const uid = d.spec.uid;
-    const graceMs = Number(d.spec.terminationGracePeriodSeconds ?? BigInt(DEFAULT_GRACE_SECONDS)) * 1000;
+    const graceMs = Math.max(MINIMUM_GRACE_SECONDS, Number(d.spec.terminationGracePeriodSeconds ?? BigInt(DEFAULT_GRACE_SECONDS))) * 1000;
     // The core cannot cancel a call in flight (an image pull can take seconds): termination
     // starts when it returns. So the bound is the grace period, one relist, the longest call and
     // the few calls of the clean-up.

@@ -56,6 +56,12 @@ export class SimCri {
   /** The runtime's change count when every container had been read; -1 if not. */
   private inspectedAt = -1;
   readonly stats: CriStats = { runtimeCalls: 0, relists: 0, containerStarts: 0 };
+  /**
+   * StopContainer calls in progress per container: containerd's StopContainer returns once the
+   * process is gone, so a stop with a long timeout returns early when another (shorter) stop,
+   * or the process itself, ends it.
+   */
+  private stopWaiters = new Map<string, Set<(outcome: CallOutcome) => void>>();
 
   constructor(
     private host: SimCriHost,
@@ -67,10 +73,17 @@ export class SimCri {
     private latencyRng: Prng,
     private behaviourRng: Prng,
     private trace?: TraceWriter,
-  ) {}
+  ) {
+    runtime.onExit = (c, nowMs) => {
+      const waiters = this.stopWaiters.get(c.id);
+      if (!waiters) return;
+      for (const finish of [...waiters]) this.queue.push(nowMs + this.latency("StopContainer"), "StopContainer returns", () => finish({ ok: "" }));
+    };
+  }
 
   /** The agent process died: what it had queued and what it had read die with it. */
   reset(): void {
+    this.stopWaiters.clear();
     this.inFlight = 0;
     this.waiting = [];
     this.inspected.clear();
@@ -238,13 +251,23 @@ export class SimCri {
         code = 137; // 128 + SIGKILL
       } else stopMs = termMs;
     }
+    const generation = this.host.generation();
+    let finished = false;
+    const finish = (outcome: CallOutcome) => {
+      if (finished) return;
+      finished = true;
+      this.stopWaiters.get(id)?.delete(finish);
+      if (generation === this.host.generation()) done(outcome);
+    };
+    if (!this.stopWaiters.has(id)) this.stopWaiters.set(id, new Set());
+    this.stopWaiters.get(id)!.add(finish);
     this.call(
       "StopContainer",
       () => {
         this.runtime.exit(this.runtime.mustGet(id, "StopContainer"), code, "Error", this.host.now());
         return "";
       },
-      done,
+      finish,
       stopMs,
     );
   }

@@ -54,6 +54,9 @@ export class SimRuntime {
   private version = 0;
   private cached?: { version: number; snapshot: RuntimeSnapshot; packed: PackedSnapshot };
 
+  /** Told of every container exit, however it came (StopContainer calls wait for it). */
+  onExit?: (c: SimContainer, nowMs: number) => void;
+
   constructor(private ids: Prng) {}
 
   private changed(): void {
@@ -158,6 +161,7 @@ export class SimRuntime {
     c.finishedAtMs = nowMs;
     c.seen = undefined;
     this.changed();
+    this.onExit?.(c, nowMs);
   }
 
   removeContainer(id: string): void {

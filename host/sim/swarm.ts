@@ -99,6 +99,9 @@ export function swarmDocument(seed: number): Doc {
       } else edited = newPod(target); // a static pod's new manifest is a new pod
       latest.set(target, edited);
       events.push({ at, update: edited });
+    } else if (r < 0.8 && source === "apiserver" && deleted.size > 0 && sourceRng.chance(0.2)) {
+      // Deleted again, sooner: the pod may still be stopping with its first grace period.
+      events.push({ at, delete: { pod: some(deleted)!, grace: sourceRng.int(0, 5) } });
     } else if (r < 0.8 && target) {
       // From an apiserver, a deletion may come with its own (never longer) grace period.
       const grace = source === "apiserver" && sourceRng.chance(0.5) ? sourceRng.int(0, 40) : undefined;

@@ -18,6 +18,12 @@ function transitionMs(status: PodStatus, type: i32): u64 {
   return 0;
 }
 
+function stopTimeouts(node: FakeNode, since: i32): i64[] {
+  const out: i64[] = [];
+  for (let i = since; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.StopContainer) out.push(node.log[i].kind.stop!.timeoutSeconds);
+  return out;
+}
+
 describe("status for the apiserver", () => {
   it("a running pod is Ready with every condition in upstream's order, started, with its start time", () => {
     const acceptedAtMs: u64 = 1_000_000;
@@ -101,6 +107,28 @@ describe("deletion marked by the apiserver", () => {
     expect(node.containers.length).toBe(0);
     expect(node.sandboxes.length).toBe(0);
     expect(node.agent.podCount).toBe(0);
+  });
+
+  it("deleted again with a shorter grace period while stopping: stopped again with it; never under 2 s", () => {
+    const node = started("u1", "Always");
+    const deleting = spec("u1", "Always", ["app"]);
+    deleting.beingDeleted = true;
+    deleting.deletionGracePeriodSeconds = 30;
+    node.agent.handlePods(node.nowMs, [deleting]);
+    // One poll: the stop is asked for, and held in flight (the fake node answers on its step).
+    const first = node.agent.pollActions(node.nowMs);
+    let stopId: u64 = 0;
+    for (let i = 0; i < first.length; i++) if (first[i].kind.tag == ActionTag.StopContainer) stopId = first[i].id;
+    expect(stopId).toBeGreaterThan(0);
+    const since = node.log.length;
+    const sooner = spec("u1", "Always", ["app"]);
+    sooner.beingDeleted = true;
+    sooner.deletionGracePeriodSeconds = 0; // a grace of 0 still gets the 2 s minimum
+    node.agent.handlePods(node.nowMs, [sooner]);
+    node.step();
+    const again = stopTimeouts(node, since);
+    expect(again.length).toBe(1);
+    expect(again[0]).toBe(2);
   });
 
   it("a pod seen first while being deleted is never started", () => {
