@@ -155,6 +155,7 @@ export class ClusterAgent {
     const changed = this.desiredChanged();
     if (changed || this.republish) this.publish();
     this.statuses.retainOnly(new Set([...this.apiPods.keys(), ...this.staticScan.pods.map((p) => p.spec.uid)]));
+    for (const uid of this.refused) if (!this.apiPods.has(uid)) this.refused.delete(uid);
     this.syncMirrors();
     this.statuses.requestFlush();
   }
