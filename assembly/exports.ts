@@ -2,7 +2,8 @@
 // cabi_post_* functions. The build renames these AssemblyScript names to the WIT export names
 // (build/exports.mjs holds the map). No logic lives here.
 import { Agent } from "./core/agent";
-import { AgentConfig, PlannedAction, PodRejection, PodSpec, ActionResult } from "./core/model";
+import { AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, PodUsageIn, ActionResult, SignalObservation } from "./core/model";
+import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation, lowerNodeStats } from "./abi/node";
 import {
   cabiRealloc,
   freeReturnArena,
@@ -10,6 +11,7 @@ import {
   liftStringElement,
   liftStringParts,
   lowerList,
+  lowerString,
   resetArgumentArena,
 } from "./abi/memory";
 import { PackedSnapshot } from "./core/packed";
@@ -105,6 +107,48 @@ export function agentHandleRelistPacked(
   resetArgumentArena();
 }
 
+export function agentConfigureNode(
+  rep: i32, memoryCapacityBytes: u64, allocatableMemoryBytes: u64, allocatableCpuMilli: u64,
+  hardPtr: usize, hardLen: u32, softPtr: usize, softLen: u32, softGracePtr: usize, softGraceLen: u32,
+  minReclaimPtr: usize, minReclaimLen: u32, transitionPeriodMs: u64, maxPodGracePeriodSeconds: i64, intervalMs: u64,
+): usize {
+  const config = new NodeConfig();
+  config.memoryCapacityBytes = memoryCapacityBytes;
+  config.allocatableMemoryBytes = allocatableMemoryBytes;
+  config.allocatableCpuMilli = allocatableCpuMilli;
+  config.evictionHard = liftStringParts(hardPtr, hardLen);
+  config.evictionSoft = liftStringParts(softPtr, softLen);
+  config.evictionSoftGracePeriod = liftStringParts(softGracePtr, softGraceLen);
+  config.evictionMinimumReclaim = liftStringParts(minReclaimPtr, minReclaimLen);
+  config.evictionPressureTransitionPeriodMs = transitionPeriodMs;
+  config.evictionMaxPodGracePeriodSeconds = maxPodGracePeriodSeconds;
+  config.evictionIntervalMs = intervalMs;
+  resetArgumentArena();
+  const error = agentOf(rep).configureNode(config);
+  // result<_, string>: tag u8 @0 (0 ok, 1 err), the error string @4.
+  store<u8>(RETURN_AREA, error.length == 0 ? 0 : 1);
+  if (error.length == 0) {
+    store<u32>(RETURN_AREA, 0, 4);
+    store<u32>(RETURN_AREA, 0, 8);
+  } else {
+    lowerString(RETURN_AREA + 4, error);
+  }
+  return RETURN_AREA;
+}
+
+export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): void {
+  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
+  resetArgumentArena();
+  agentOf(rep).handleNodeStats(nowMs, stats);
+}
+
+function liftNodeStatsParts(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): NodeStats {
+  const stats = new NodeStats();
+  stats.signals = liftListParts<SignalObservation>(signalsPtr, signalsLen, SIGNAL_OBSERVATION_SIZE, liftSignalObservation);
+  stats.pods = liftListParts<PodUsageIn>(podsPtr, podsLen, POD_USAGE_SIZE, liftPodUsage);
+  return stats;
+}
+
 export function agentHandleActionResults(rep: i32, nowMs: u64, resultsPtr: usize, resultsLen: u32): void {
   const results = liftListParts<ActionResult>(resultsPtr, resultsLen, ACTION_RESULT_SIZE, liftActionResult);
   resetArgumentArena();
@@ -171,6 +215,13 @@ export function echoActions(ptr: usize, len: u32): usize {
   const items = liftListParts<PlannedAction>(ptr, len, PLANNED_ACTION_SIZE, liftPlannedAction);
   resetArgumentArena();
   lowerList<PlannedAction>(RETURN_AREA, items, PLANNED_ACTION_SIZE, lowerPlannedAction);
+  return RETURN_AREA;
+}
+
+export function echoNodeStats(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): usize {
+  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
+  resetArgumentArena();
+  lowerNodeStats(RETURN_AREA, stats);
   return RETURN_AREA;
 }
 

@@ -9,6 +9,8 @@ export const EXPORT_NAMES = [
   ["agentHandlePods", `${AGENT}#[method]agent.handle-pods`, "postReturn"],
   ["agentHandleRelist", `${AGENT}#[method]agent.handle-relist`],
   ["agentHandleRelistPacked", `${AGENT}#[method]agent.handle-relist-packed`],
+  ["agentConfigureNode", `${AGENT}#[method]agent.configure-node`, "postReturn"],
+  ["agentHandleNodeStats", `${AGENT}#[method]agent.handle-node-stats`],
   ["agentHandleActionResults", `${AGENT}#[method]agent.handle-action-results`],
   ["agentPollActions", `${AGENT}#[method]agent.poll-actions`, "postReturn"],
   ["agentPollDeadline", `${AGENT}#[method]agent.poll-deadline`],
@@ -17,6 +19,7 @@ export const EXPORT_NAMES = [
   ["echoSnapshot", `${CHECK}#echo-snapshot`, "postReturn"],
   ["echoResults", `${CHECK}#echo-results`, "postReturn"],
   ["echoActions", `${CHECK}#echo-actions`, "postReturn"],
+  ["echoNodeStats", `${CHECK}#echo-node-stats`, "postReturn"],
   ["echoDeadline", `${CHECK}#echo-deadline`],
 ];
 

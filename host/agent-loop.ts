@@ -1,7 +1,7 @@
 // The host's event loop around the core: feeds it pods, relists and action results; carries out
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
-import type { ActionResult, PlannedAction, PodSpec } from "./core-types.js";
+import type { ActionResult, NodePressure, PlannedAction, PodSpec, RuntimeSnapshot } from "./core-types.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
@@ -9,6 +9,9 @@ import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
 import type { Runtime } from "./cri/runtime.js";
 import { removePodCgroups } from "./node/cgroups.js";
+import type { CgroupManager } from "./node/cgroup-manager.js";
+import type { StatsCollector, StatsPod } from "./node/stats.js";
+import { podLogDirectory } from "./executor.js";
 import type { SourcePod, ScanResult } from "./sources/static-pods.js";
 
 export interface AgentLoopOptions {
@@ -27,6 +30,13 @@ export interface AgentLoopOptions {
   onCoreReplaced?: () => void;
   /** Makes a core instance; tests wrap it to inject faults, `--record` to record its inputs. */
   createCore?: (config: CoreConfig) => Promise<Core>;
+  /** Pod cgroups with the core's values (created before each sandbox, rewritten on resize). */
+  cgroups?: CgroupManager;
+  /** Node stats for the eviction manager, taken every `statsIntervalMs` (kubelet: 10 s). */
+  stats?: StatsCollector;
+  statsIntervalMs?: number;
+  /** The core's pressure conditions changed (for the Node's status). */
+  onPressure?: (pressure: NodePressure) => void;
 }
 
 export class AgentLoop {
@@ -45,6 +55,11 @@ export class AgentLoop {
   trapCount = 0;
   /** When a relist last succeeded (host ms; 0 before the first): the PLEG's health. */
   lastRelistOkMs = 0;
+  /** The newest relist: which containers each pod has, for the stats pass. */
+  private lastSnapshot: RuntimeSnapshot | undefined;
+  private statsTimer?: NodeJS.Timeout;
+  /** The pressure conditions the core last announced. */
+  pressure: NodePressure = { memory: false, disk: false, pid: false };
 
   constructor(private options: AgentLoopOptions) {
     this.nowMs = options.nowMs ?? Date.now;
@@ -65,6 +80,33 @@ export class AgentLoop {
 
   async start(): Promise<void> {
     this.core = await this.createCore();
+    this.schedulePump();
+    if (this.options.stats) {
+      this.statsTimer = setInterval(() => this.takeStats(), this.options.statsIntervalMs ?? 10_000);
+      this.statsTimer.unref?.();
+    }
+  }
+
+  /** One stats pass into the core (upstream's eviction manager synchronize). */
+  takeStats(): void {
+    const stats = this.options.stats;
+    const snapshot = this.lastSnapshot;
+    if (!stats || !snapshot || this.stopped) return;
+    const pods = new Map<string, StatsPod>();
+    for (const s of snapshot.sandboxes) {
+      if (s.state !== "ready" || pods.has(s.podUid)) continue;
+      const logDir = podLogDirectory(this.options.podLogsDir, s);
+      pods.set(s.podUid, { uid: s.podUid, logDir, containers: [] });
+    }
+    for (const c of snapshot.containers) if (c.state === "running") pods.get(c.podUid)?.containers.push({ id: c.id, name: c.name });
+    let result;
+    try {
+      result = stats.collect([...pods.values()]);
+    } catch (error) {
+      this.options.log.log("warn", "Node stats failed", { error: (error as Error).message });
+      return;
+    }
+    this.withCore((core) => core.handleNodeStats(this.nowMs(), result));
     this.schedulePump();
   }
 
@@ -171,21 +213,55 @@ export class AgentLoop {
           reason: kind.val.reason,
         });
         return;
+      case "node-pressure-changed": {
+        const p = kind.val;
+        this.pressure = p;
+        this.options.log.log(p.memory || p.disk || p.pid ? "warn" : "info", "Node pressure changed", { memory: p.memory, disk: p.disk, pid: p.pid });
+        this.options.onPressure?.(p);
+        return;
+      }
+      case "update-pod-cgroup": {
+        let result: ActionResult = { actionId: action.id, outcome: { tag: "ok", val: "" } };
+        try {
+          this.options.cgroups?.update(kind.val.cgroupParent, kind.val.resources);
+        } catch (error) {
+          const message = `could not write pod cgroup ${kind.val.cgroupParent}: ${(error as Error).message}`;
+          this.options.log.log("warn", "Pod cgroup update failed", { pod, error: message });
+          result = { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message } } };
+        }
+        this.pendingResults.push(result);
+        this.schedulePump();
+        return;
+      }
+      case "run-sandbox":
+        try {
+          // The pod's own cgroup, with its values, before the runtime puts the sandbox in it.
+          this.options.cgroups?.ensurePod(kind.val.cgroupParent, kind.val.podResources);
+        } catch (error) {
+          this.options.log.log("warn", "Could not prepare pod cgroup", { pod, error: (error as Error).message });
+        }
+        this.execute(action, pod);
+        return;
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
         for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
         return;
       }
       default:
-        this.options.log.log("debug", "runtime call", { pod, action: kind.tag, id: Number(action.id) });
-        void this.executor.execute(action).then((result) => {
-          if (result.outcome.tag === "err") {
-            this.options.log.log("warn", "Runtime call failed", { pod, action: kind.tag, error: result.outcome.val.message });
-          }
-          this.pendingResults.push(result);
-          this.schedulePump();
-        });
+        this.execute(action, pod);
     }
+  }
+
+  private execute(action: PlannedAction, pod: string | undefined): void {
+    const tag = action.kind.tag;
+    this.options.log.log("debug", "runtime call", { pod, action: tag, id: Number(action.id) });
+    void this.executor.execute(action).then((result) => {
+      if (result.outcome.tag === "err") {
+        this.options.log.log("warn", "Runtime call failed", { pod, action: tag, error: result.outcome.val.message });
+      }
+      this.pendingResults.push(result);
+      this.schedulePump();
+    });
   }
 
   private async relist(action: PlannedAction): Promise<void> {
@@ -200,6 +276,7 @@ export class AgentLoop {
     try {
       const snapshot = await this.relister.relist();
       this.lastRelistOkMs = this.nowMs();
+      this.lastSnapshot = snapshot;
       if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
@@ -223,5 +300,6 @@ export class AgentLoop {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.statsTimer);
   }
 }

@@ -4,7 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
-import type { ActionResult, AgentConfig, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
+import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
 import { packSnapshot } from "./relist-packing.js";
 
 const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
@@ -27,6 +27,33 @@ export interface CoreConfig {
   backoffInitialMs: number;
   backoffMaxMs: number;
   workerErrorBackoffMs: number;
+  /** The node's resources and eviction flags, given with configure-node; none: no eviction. */
+  node?: NodeSettings;
+}
+
+/** WIT `node-config` in plain numbers (see wit/types.wit). */
+export interface NodeSettings {
+  memoryCapacityBytes: number;
+  allocatableMemoryBytes: number;
+  allocatableCpuMilli: number;
+  evictionHard: string;
+  evictionSoft: string;
+  evictionSoftGracePeriod: string;
+  evictionMinimumReclaim: string;
+  evictionPressureTransitionPeriodMs: number;
+  evictionMaxPodGracePeriodSeconds: number;
+  evictionIntervalMs: number;
+}
+
+/** The kubelet's defaults on Linux (pkg/kubelet/apis/config/v1beta1/defaults_linux.go). */
+export const DEFAULT_EVICTION_HARD = "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%";
+
+/** The eviction flags were refused by the core (upstream's words in `message`). */
+export class NodeConfigError extends Error {
+  constructor(message: string) {
+    super(`invalid eviction settings: ${message}`);
+    this.name = "NodeConfigError";
+  }
 }
 
 export const DEFAULT_CORE_CONFIG: Omit<CoreConfig, "nodeName"> = {
@@ -82,6 +109,8 @@ export interface Core {
   pollActions(nowMs: number): PlannedAction[];
   /** Next time (host ms) the core wants to be polled, or undefined. */
   pollDeadline(): number | undefined;
+  /** One stats pass (eviction monitoring). */
+  handleNodeStats(nowMs: number, stats: NodeStats): void;
 }
 
 /** One core agent instance. After a CoreTrapError it is dead: make a new one. */
@@ -100,7 +129,39 @@ export class CoreAgent implements Core {
       backoffMaxMs: checkU64("backoffMaxMs", config.backoffMaxMs),
       workerErrorBackoffMs: checkU64("workerErrorBackoffMs", config.workerErrorBackoffMs),
     } satisfies AgentConfig);
-    return new CoreAgent(agent, lastTrap);
+    const core = new CoreAgent(agent, lastTrap);
+    if (config.node) core.configureNode(config.node);
+    return core;
+  }
+
+  /** Gives the node's settings; throws NodeConfigError with the core's words when refused. */
+  configureNode(node: NodeSettings): void {
+    const config: NodeConfig = {
+      memoryCapacityBytes: checkU64("memoryCapacityBytes", node.memoryCapacityBytes),
+      allocatableMemoryBytes: checkU64("allocatableMemoryBytes", node.allocatableMemoryBytes),
+      allocatableCpuMilli: checkU64("allocatableCpuMilli", node.allocatableCpuMilli),
+      evictionHard: node.evictionHard,
+      evictionSoft: node.evictionSoft,
+      evictionSoftGracePeriod: node.evictionSoftGracePeriod,
+      evictionMinimumReclaim: node.evictionMinimumReclaim,
+      evictionPressureTransitionPeriodMs: checkU64("evictionPressureTransitionPeriodMs", node.evictionPressureTransitionPeriodMs),
+      evictionMaxPodGracePeriodSeconds: BigInt(Math.trunc(node.evictionMaxPodGracePeriodSeconds)),
+      evictionIntervalMs: checkU64("evictionIntervalMs", node.evictionIntervalMs),
+    };
+    try {
+      this.agent.configureNode(config);
+    } catch (error) {
+      // jco throws the `err` case as a ComponentError carrying the string as its payload.
+      const payload = (error as { payload?: unknown }).payload;
+      if (typeof payload === "string") throw new NodeConfigError(payload);
+      if (error instanceof RangeError || error instanceof TypeError) throw error;
+      throw new CoreTrapError("configure-node", this.lastTrap() || String(error), error);
+    }
+  }
+
+  handleNodeStats(nowMs: number, stats: NodeStats): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-node-stats", () => this.agent.handleNodeStats(now, stats));
   }
 
   private guard<T>(call: string, fn: () => T): T {

@@ -2,11 +2,12 @@
 // each outcome into an action-result. Image presence is checked before a create (ImageStatus),
 // and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
 import path from "node:path";
-import type { ActionResult, CreateContainer, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
+import type { ActionResult, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
 import {
   ANNOTATION_GRACE_PERIOD,
   ANNOTATION_SPEC_HASH,
   ContainerConfig,
+  ContainerResources,
   GrpcCode,
   LABEL_CONTAINER_NAME,
   LABEL_MANAGED_BY,
@@ -34,7 +35,7 @@ export interface ExecutorOptions {
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
-export function podLogDirectory(podLogsDir: string, sandbox: SandboxSpec): string {
+export function podLogDirectory(podLogsDir: string, sandbox: Pick<SandboxSpec, "podUid" | "podName" | "podNamespace">): string {
   return path.join(podLogsDir, `${sandbox.podNamespace}_${sandbox.podName}_${sandbox.podUid}`);
 }
 
@@ -78,6 +79,18 @@ export function containerConfig(create: CreateContainer): ContainerConfig {
       [LABEL_MANAGED_BY]: "true",
     },
     annotations: { [ANNOTATION_SPEC_HASH]: create.specHash },
+    resources: criResources(create.resources),
+  };
+}
+
+/** The core's values as CRI takes them (cgroup v2 weights are the runtime's conversion). */
+export function criResources(r: LinuxResources): ContainerResources {
+  return {
+    cpuShares: Number(r.cpuShares),
+    cpuQuotaUs: Number(r.cpuQuotaUs),
+    cpuPeriodUs: Number(r.cpuPeriodUs),
+    memoryLimitBytes: Number(r.memoryLimitBytes),
+    oomScoreAdj: r.oomScoreAdj,
   };
 }
 
@@ -149,6 +162,9 @@ export class Executor {
         return "";
       case "remove-container":
         await runtime.removeContainer(kind.val.containerId);
+        return "";
+      case "update-container-resources":
+        await runtime.updateContainerResources(kind.val.containerId, criResources(kind.val.resources));
         return "";
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);

@@ -6,7 +6,12 @@ import {
   ContainerRef,
   ContainerStatus,
   CreateContainer,
+  LinuxResources,
+  NodePressure,
   PlannedAction,
+  PodCgroupUpdate,
+  ResourceQuantity,
+  UpdateContainerResources,
   PodCondition,
   PodEvent,
   PodStatus,
@@ -15,19 +20,26 @@ import {
   StopContainer,
 } from "../core/model";
 import { liftList, liftString, lowerList, lowerString } from "./memory";
-import { liftContainerSpec, lowerContainerSpec } from "./pod-spec";
+import { RESOURCE_QUANTITY_SIZE, liftContainerSpec, liftResourceQuantity, lowerContainerSpec, lowerResourceQuantity } from "./pod-spec";
 
+// linux-resources { cpu-shares u64 @0, cpu-weight u64 @8, cpu-quota-us s64 @16, cpu-period-us u64 @24,
+//   memory-limit-bytes s64 @32, oom-score-adj s32 @40 }: 48, align 8.
+const LINUX_RESOURCES_SIZE: usize = 48;
 // sandbox-spec { pod-uid @0, pod-name @8, pod-namespace @16, attempt u32 @24, host-network u8 @28,
-//   termination-grace-period-seconds s64 @32, cgroup-parent @40 }: 48, align 8.
-const SANDBOX_SPEC_SIZE: usize = 48;
-// create-container { sandbox-id @0, sandbox @8 (48), attempt u32 @56, spec-hash @60, container @68 (68) }
-//   : 136, align 8.
+//   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
+const SANDBOX_SPEC_SIZE: usize = 96;
+// create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
+//   container @116 (76), resources @192 (48) }: 240, align 8.
+// update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
+// pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
+// node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
 // container-ref { container-id @0, container-name @8 }: 16, align 4.
 // stop-container { container-id @0, container-name @8, timeout-seconds s64 @16 }: 24, align 8.
 // container-status { name @0, container-id @8, image @16, state u8 @24, reason @28, message @36,
 //   exit-code s32 @44, restart-count u32 @48, ready u8 @52, started-at-ns @56, finished-at-ns @64,
-//   started u8 @72, last-state: option<terminated-state> @80 (tag u8, payload @+8) }: 136, align 8.
-const CONTAINER_STATUS_SIZE: usize = 136;
+//   started u8 @72, last-state: option<terminated-state> @80 (tag u8, payload @+8),
+//   allocated-resources @136, resource-requests @144, resource-limits @152 }: 160, align 8.
+const CONTAINER_STATUS_SIZE: usize = 160;
 // terminated-state { container-id @0, exit-code s32 @8, reason @12, message @20,
 //   started-at-ns @32, finished-at-ns @40 }: 48, align 8.
 // pod-condition { condition-type u8 @0, status u8 @1, reason @4, message @12,
@@ -36,10 +48,30 @@ const POD_CONDITION_SIZE: usize = 32;
 // pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
 //   version u64 @40, conditions @48, start-time-ms u64 @56, finished u8 @64 }: 72, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 136): 144, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 240): 248, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 176, align 8.
-export const PLANNED_ACTION_SIZE: usize = 176;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 280, align 8.
+export const PLANNED_ACTION_SIZE: usize = 280;
+
+function liftLinuxResources(ptr: usize): LinuxResources {
+  const r = new LinuxResources();
+  r.cpuShares = load<u64>(ptr);
+  r.cpuWeight = load<u64>(ptr + 8);
+  r.cpuQuotaUs = load<i64>(ptr + 16);
+  r.cpuPeriodUs = load<u64>(ptr + 24);
+  r.memoryLimitBytes = load<i64>(ptr + 32);
+  r.oomScoreAdj = load<i32>(ptr + 40);
+  return r;
+}
+
+function lowerLinuxResources(ptr: usize, r: LinuxResources): void {
+  store<u64>(ptr, r.cpuShares);
+  store<u64>(ptr + 8, r.cpuWeight);
+  store<i64>(ptr + 16, r.cpuQuotaUs);
+  store<u64>(ptr + 24, r.cpuPeriodUs);
+  store<i64>(ptr + 32, r.memoryLimitBytes);
+  store<i32>(ptr + 40, r.oomScoreAdj);
+}
 
 function liftSandboxSpec(ptr: usize): SandboxSpec {
   const spec = new SandboxSpec();
@@ -50,6 +82,7 @@ function liftSandboxSpec(ptr: usize): SandboxSpec {
   spec.hostNetwork = load<u8>(ptr + 28) != 0;
   spec.terminationGracePeriodSeconds = load<i64>(ptr + 32);
   spec.cgroupParent = liftString(ptr + 40);
+  spec.podResources = liftLinuxResources(ptr + 48);
   return spec;
 }
 
@@ -61,6 +94,7 @@ function lowerSandboxSpec(ptr: usize, spec: SandboxSpec): void {
   store<u8>(ptr + 28, <u8>(spec.hostNetwork ? 1 : 0));
   store<i64>(ptr + 32, spec.terminationGracePeriodSeconds);
   lowerString(ptr + 40, spec.cgroupParent);
+  lowerLinuxResources(ptr + 48, spec.podResources);
 }
 
 function liftCreateContainer(ptr: usize): CreateContainer {
@@ -68,8 +102,9 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.sandboxId = liftString(ptr);
   create.sandbox = liftSandboxSpec(ptr + 8);
   create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
-  create.specHash = liftString(ptr + 60);
-  create.container = liftContainerSpec(ptr + 68);
+  create.specHash = liftString(ptr + 108);
+  create.container = liftContainerSpec(ptr + 116);
+  create.resources = liftLinuxResources(ptr + 192);
   return create;
 }
 
@@ -77,8 +112,9 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   lowerString(ptr, create.sandboxId);
   lowerSandboxSpec(ptr + 8, create.sandbox);
   store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
-  lowerString(ptr + 60, create.specHash);
-  lowerContainerSpec(ptr + 68, create.container);
+  lowerString(ptr + 108, create.specHash);
+  lowerContainerSpec(ptr + 116, create.container);
+  lowerLinuxResources(ptr + 192, create.resources);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -96,6 +132,9 @@ function liftContainerStatus(ptr: usize): ContainerStatus {
   status.finishedAtNs = load<i64>(ptr + 64);
   status.started = load<u8>(ptr + 72) != 0;
   status.lastState = load<u8>(ptr + 80) != 0 ? liftTerminatedState(ptr + 88) : null;
+  status.allocatedResources = liftList<ResourceQuantity>(ptr + 136, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
+  status.resourceRequests = liftList<ResourceQuantity>(ptr + 144, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
+  status.resourceLimits = liftList<ResourceQuantity>(ptr + 152, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   return status;
 }
 
@@ -151,6 +190,9 @@ function lowerContainerStatus(ptr: usize, status: ContainerStatus): void {
   } else {
     store<u8>(ptr + 80, 0);
   }
+  lowerList<ResourceQuantity>(ptr + 136, status.allocatedResources, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
+  lowerList<ResourceQuantity>(ptr + 144, status.resourceRequests, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
+  lowerList<ResourceQuantity>(ptr + 152, status.resourceLimits, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
 }
 
 function liftPodStatus(ptr: usize): PodStatus {
@@ -212,6 +254,15 @@ function liftActionKind(ptr: usize): ActionKind {
       kind.event = new PodEvent(
         liftString(payload), load<u8>(payload + 8), liftString(payload + 12), liftString(payload + 20));
       break;
+    case ActionTag.UpdateContainerResources:
+      kind.update = new UpdateContainerResources(liftString(payload), liftString(payload + 8), liftLinuxResources(payload + 16));
+      break;
+    case ActionTag.UpdatePodCgroup:
+      kind.podCgroup = new PodCgroupUpdate(liftString(payload), liftLinuxResources(payload + 8));
+      break;
+    case ActionTag.NodePressureChanged:
+      kind.pressure = new NodePressure(load<u8>(payload) != 0, load<u8>(payload + 1) != 0, load<u8>(payload + 2) != 0);
+      break;
     default:
       assert(false, "abi: unknown action-kind case");
   }
@@ -258,6 +309,26 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
       store<u8>(payload + 8, <u8>(event.eventType));
       lowerString(payload + 12, event.reason);
       lowerString(payload + 20, event.message);
+      break;
+    }
+    case ActionTag.UpdateContainerResources: {
+      const update = changetype<UpdateContainerResources>(kind.update);
+      lowerString(payload, update.containerId);
+      lowerString(payload + 8, update.containerName);
+      lowerLinuxResources(payload + 16, update.resources);
+      break;
+    }
+    case ActionTag.UpdatePodCgroup: {
+      const update = changetype<PodCgroupUpdate>(kind.podCgroup);
+      lowerString(payload, update.cgroupParent);
+      lowerLinuxResources(payload + 8, update.resources);
+      break;
+    }
+    case ActionTag.NodePressureChanged: {
+      const pressure = changetype<NodePressure>(kind.pressure);
+      store<u8>(payload, <u8>(pressure.memory ? 1 : 0));
+      store<u8>(payload + 1, <u8>(pressure.disk ? 1 : 0));
+      store<u8>(payload + 2, <u8>(pressure.pid ? 1 : 0));
       break;
     }
     default:

@@ -8,13 +8,15 @@ import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerS
 export const ENV_VAR_SIZE: usize = 16;
 export const RESOURCE_QUANTITY_SIZE: usize = 16;
 // container-spec { name @0, image @8, command @16, args @24, env @32,
-//   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60 }
-export const CONTAINER_SPEC_SIZE: usize = 68;
+//   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
+//   restart-on-resize @68 }: size 76, align 4.
+export const CONTAINER_SPEC_SIZE: usize = 76;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
 //   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
-//   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81) }: size 88, align 8.
-export const POD_SPEC_SIZE: usize = 88;
+//   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
+//   static-pod u8 @88, tolerates-memory-pressure u8 @89 }: size 96, align 8.
+export const POD_SPEC_SIZE: usize = 96;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -46,6 +48,7 @@ export function liftContainerSpec(ptr: usize): ContainerSpec {
   spec.workingDir = load<u8>(ptr + 40) != 0 ? liftString(ptr + 44) : null;
   spec.requests = liftList<ResourceQuantity>(ptr + 52, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   spec.limits = liftList<ResourceQuantity>(ptr + 60, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
+  spec.restartOnResize = liftList<string>(ptr + 68, 8, liftStringElement);
   return spec;
 }
 
@@ -64,6 +67,7 @@ export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
   }
   lowerList<ResourceQuantity>(ptr + 52, spec.requests, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
   lowerList<ResourceQuantity>(ptr + 60, spec.limits, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
+  lowerList<string>(ptr + 68, spec.restartOnResize, 8, lowerStringElement);
 }
 
 export function liftPodSpec(ptr: usize): PodSpec {
@@ -80,6 +84,9 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.deletionGracePeriodSeconds = pod.beingDeleted ? load<i64>(ptr + 72) : 0;
   pod.hasReportedTerminalPhase = load<u8>(ptr + 80) != 0;
   pod.reportedTerminalPhase = pod.hasReportedTerminalPhase ? load<u8>(ptr + 81) : 0;
+  pod.priority = load<i32>(ptr + 84);
+  pod.staticPod = load<u8>(ptr + 88) != 0;
+  pod.toleratesMemoryPressure = load<u8>(ptr + 89) != 0;
   return pod;
 }
 
@@ -96,6 +103,9 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<i64>(ptr + 72, pod.beingDeleted ? pod.deletionGracePeriodSeconds : 0);
   store<u8>(ptr + 80, <u8>(pod.hasReportedTerminalPhase ? 1 : 0));
   store<u8>(ptr + 81, <u8>(pod.hasReportedTerminalPhase ? pod.reportedTerminalPhase : 0));
+  store<i32>(ptr + 84, pod.priority);
+  store<u8>(ptr + 88, <u8>(pod.staticPod ? 1 : 0));
+  store<u8>(ptr + 89, <u8>(pod.toleratesMemoryPressure ? 1 : 0));
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

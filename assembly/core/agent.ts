@@ -12,6 +12,10 @@ import {
   ContainerStatus,
   ErrorKind,
   EventType,
+  NodeConfig,
+  NodeStats,
+  PodCondition,
+  PodConditionType,
   PlannedAction,
   PodPhase,
   PodRejection,
@@ -21,11 +25,18 @@ import {
   SandboxObservation,
   SandboxState,
   TerminatedState,
+  LinuxResources,
+  ResourceQuantity,
 } from "./model";
 import { podConditions, sameConditions } from "./conditions";
 import { Pleg } from "./pleg";
 import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
-import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
+import { AppliedResources, MINIMUM_GRACE_PERIOD_SECONDS, PodFailure, PodRecord } from "./pod-record";
+import { EvictionCandidate, EvictionManager } from "./eviction-manager";
+import { admitUnderPressure } from "./eviction-admission";
+import { bytesOfMilli, isCriticalPod, podRequestBytes, writtenRequest } from "./resources";
+import { requestMilli } from "./cgroup-values";
+import { acceptAllocation } from "./resize";
 import { WorkerEvent, WorkerState, canTransition, transition } from "./pod-workers";
 import { imagePullKey, restartPolicyOf } from "./restart";
 import { WaitingReason, containerStatuses, podPhase } from "./status";
@@ -60,6 +71,9 @@ export class Agent {
   /// No pod is acted on before the first relist: after an agent restart the runtime already
   /// holds its pods, and acting blind would create duplicates.
   private seenRuntime: bool = false;
+  private eviction: EvictionManager = new EvictionManager();
+  /// The pressure conditions last announced with node-pressure-changed.
+  private announcedPressure: string = "";
   /// Counters, for tests and metrics.
   plegEventCount: u64 = 0;
   unknownResultCount: u64 = 0;
@@ -71,6 +85,60 @@ export class Agent {
     assert(config.backoffInitialMs > 0 && config.backoffInitialMs <= config.backoffMaxMs, "agent-config: back-off");
     this.ctx = new WorkerContext(config, new Backoff(config.backoffInitialMs, config.backoffMaxMs),
       new Backoff(config.backoffInitialMs, config.backoffMaxMs));
+  }
+
+  /// Applies the node's resources and eviction flags; returns the error, or "" when applied.
+  configureNode(config: NodeConfig): string {
+    const error = this.eviction.configure(config);
+    if (error.length > 0) return error;
+    this.ctx.memoryCapacityBytes = <i64>config.memoryCapacityBytes;
+    this.ctx.allocatableMemoryBytes = <i64>config.allocatableMemoryBytes;
+    this.ctx.allocatableCpuMilli = <i64>config.allocatableCpuMilli;
+    return "";
+  }
+
+  /// The node's pressure conditions now (MemoryPressure, DiskPressure, PIDPressure), sorted.
+  get pressureConditions(): string[] {
+    return this.eviction.conditions;
+  }
+
+  /// One stats pass: pressure conditions, at most one eviction, deferred resizes looked at again.
+  handleNodeStats(nowMs: u64, stats: NodeStats): void {
+    this.ctx.nowMs = nowMs;
+    const candidates: EvictionCandidate[] = [];
+    const records = this.podList;
+    for (let i = 0; i < records.length; i++) {
+      const rec = records[i];
+      const spec = rec.spec;
+      if (spec === null || rec.state != WorkerState.SyncPod || rec.terminal || rec.failure !== null) continue;
+      candidates.push(candidateOf(rec, spec));
+    }
+    const evicting = this.eviction.evictingUid;
+    const previousGone = evicting.length == 0 || !this.pods.has(evicting) ||
+      this.pods.get(evicting).state == WorkerState.TerminatedPod || this.pods.get(evicting).state == WorkerState.Forgotten;
+    const decision = this.eviction.synchronize(nowMs, stats, candidates, previousGone);
+    this.ctx.usage = this.eviction.usage;
+    const conditions = this.eviction.conditions;
+    const announced = conditions.join(",");
+    if (announced != this.announcedPressure) {
+      this.announcedPressure = announced;
+      this.ctx.nodePressureChanged(conditions.includes("MemoryPressure"), conditions.includes("DiskPressure"), conditions.includes("PIDPressure"));
+    }
+    for (let i = 0; i < records.length; i++) {
+      if (records[i].resizePendingReason == "Deferred") records[i].dirty = true; // usage changed: try again
+    }
+    if (decision.uid.length > 0) this.evict(this.pods.get(decision.uid), decision.message, decision.gracePeriodSeconds);
+  }
+
+  /// Fails the pod as upstream's eviction does: killed with the given grace, phase Failed,
+  /// reason Evicted, a DisruptionTarget condition, never restarted.
+  private evict(rec: PodRecord, message: string, gracePeriodSeconds: i64): void {
+    rec.failure = new PodFailure("Evicted", message, true);
+    rec.graceOverrideSeconds = gracePeriodSeconds < 0 ? 0 : gracePeriodSeconds;
+    rec.terminal = true;
+    rec.dirty = true;
+    rec.retryAtMs = 0;
+    this.ctx.event(rec, "", EventType.Warning, "Evicted", message);
   }
 
   handlePods(nowMs: u64, specs: PodSpec[]): PodRejection[] {
@@ -105,7 +173,9 @@ export class Agent {
         rec = new PodRecord(spec.uid, spec.namespace, spec.name);
         rec.setSpec(spec);
         rec.startTimeMs = nowMs;
+        acceptAllocation(rec, spec);
         this.addPod(rec);
+        this.admit(rec, spec);
       }
       // A pod marked for deletion is stopped for good; its status is still reported, and says
       // `finished` once everything is stopped so the host can delete the apiserver object.
@@ -124,6 +194,18 @@ export class Agent {
       }
     }
     return rejections;
+  }
+
+  /// Upstream's eviction admission: a new pod is refused while the node is under pressure
+  /// (memory pressure refuses only BestEffort pods that do not tolerate it); critical pods
+  /// always pass. A refused pod is Failed with reason Evicted and never started.
+  private admit(rec: PodRecord, spec: PodSpec): void {
+    if (spec.beingDeleted || spec.hasReportedTerminalPhase) return;
+    const result = admitUnderPressure(this.eviction.conditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
+    if (result.admit) return;
+    rec.failure = new PodFailure(result.reason, result.message, false);
+    rec.terminal = true;
+    this.ctx.event(rec, "", EventType.Warning, result.reason, result.message);
   }
 
   /// A deletion whose grace period was shortened (deleted again with a shorter one) while its
@@ -305,6 +387,7 @@ export class Agent {
         s.state = SandboxState.Ready;
         s.createdAtNs = nowNs;
         rec.putSandbox(s);
+        if (flight.resources !== null) rec.podApplied = flight.resources;
         break;
       }
       case ActionTag.CreateContainer: {
@@ -319,6 +402,7 @@ export class Agent {
         c.specHash = flight.specHash;
         c.createdAtNs = nowNs;
         rec.putContainer(c);
+        if (flight.resources !== null) rec.applied.set(c.id, new AppliedResources(changetype<LinuxResources>(flight.resources), flight.requests, flight.limits));
         rec.waiting.delete(flight.containerName);
         this.ctx.imageBackoff.reset(imagePullKey(rec.uid, flight.image));
         this.ctx.event(rec, flight.containerName, EventType.Normal, "Created", "Created container " + flight.containerName);
@@ -340,6 +424,14 @@ export class Agent {
         break;
       case ActionTag.RemoveContainer:
         rec.dropContainer(flight.containerId);
+        rec.applied.delete(flight.containerId);
+        break;
+      case ActionTag.UpdateContainerResources:
+        rec.applied.set(flight.containerId, new AppliedResources(changetype<LinuxResources>(flight.resources), flight.requests, flight.limits));
+        this.ctx.event(rec, flight.containerName, EventType.Normal, "ResizeCompleted", "Container " + flight.containerName + " resized in place");
+        break;
+      case ActionTag.UpdatePodCgroup:
+        rec.podApplied = flight.resources;
         break;
       case ActionTag.RemoveSandbox:
         rec.dropSandbox(flight.sandboxId);
@@ -369,7 +461,10 @@ export class Agent {
       return;
     }
     // A replacement for a spec change that cannot be created or started: its status says why.
-    if (tag == ActionTag.CreateContainer || tag == ActionTag.StartContainer) rec.restartForSpecChange.delete(flight.containerName);
+    if (tag == ActionTag.CreateContainer || tag == ActionTag.StartContainer) {
+      rec.restartForSpecChange.delete(flight.containerName);
+      rec.restartForResize.delete(flight.containerName);
+    }
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImagePull) {
       this.ctx.imageBackoff.next(imagePullKey(rec.uid, flight.image), nowMs, nowMs);
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImagePull", message));
@@ -465,7 +560,10 @@ export class Agent {
     const from = rec.state;
     rec.state = transition(rec.state, event);
     if (from == WorkerState.SyncPod && rec.state == WorkerState.TerminatingPod) rec.stopTimeoutSeconds = -1; // a new termination
-    if (rec.state != WorkerState.SyncPod) rec.restartForSpecChange.clear(); // no restart while terminating
+    if (rec.state != WorkerState.SyncPod) {
+      rec.restartForSpecChange.clear(); // no restart while terminating
+      rec.restartForResize.clear();
+    }
     rec.dirty = true;
     rec.retryAtMs = 0; // termination and cleanup do not wait for a back-off
     if (event == WorkerEvent.Readded && rec.state == WorkerState.SyncPod) {
@@ -485,7 +583,7 @@ export class Agent {
     // A container being replaced for a spec change is stopped and started as one step upstream
     // (one SyncPod); the stopped moment in between is not a status (under Never it would read
     // Failed, and a terminal phase is final).
-    if (rec.restartForSpecChange.size > 0 && rec.state == WorkerState.SyncPod) return;
+    if ((rec.restartForSpecChange.size > 0 || rec.restartForResize.size > 0) && rec.state == WorkerState.SyncPod) return;
     const stoppedBefore: bool[] = [];
     const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
     const hasStatus: bool[] = [];
@@ -496,7 +594,9 @@ export class Agent {
     const podIsTerminal = finished && spec.beingDeleted;
     let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal);
     const previous = rec.status;
-    if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
+    const failure = rec.failure;
+    if (failure !== null) phase = PodPhase.Failed; // evicted or refused by the node
+    else if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
     else if (spec.hasReportedTerminalPhase) phase = spec.reportedTerminalPhase; // finished before this agent knew it
     if (phase == PodPhase.Succeeded || phase == PodPhase.Failed) rec.terminal = true;
     const status = new PodStatus();
@@ -505,8 +605,21 @@ export class Agent {
       if (rec.sandboxes[i].state == SandboxState.Ready) status.sandboxId = rec.sandboxes[i].id;
     }
     status.containerStatuses = statuses;
-    status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0,
-      previous !== null ? previous.conditions : [], this.ctx.nowMs);
+    this.addResources(rec, statuses);
+    const previousConditions = previous !== null ? previous.conditions : [];
+    status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, this.ctx.nowMs);
+    if (failure !== null) {
+      status.reason = failure.reason;
+      status.message = failure.message;
+      if (failure.disruption) {
+        status.conditions.push(extraCondition(PodConditionType.DisruptionTarget, "TerminationByKubelet", failure.message, previousConditions, this.ctx.nowMs));
+      }
+    }
+    if (rec.resizePendingReason.length > 0 && failure === null) {
+      status.conditions.push(extraCondition(PodConditionType.PodResizePending, rec.resizePendingReason, rec.resizePendingMessage, previousConditions, this.ctx.nowMs));
+    } else if (rec.resizeInProgress && failure === null) {
+      status.conditions.push(extraCondition(PodConditionType.PodResizeInProgress, "", "", previousConditions, this.ctx.nowMs));
+    }
     status.startTimeMs = rec.startTimeMs;
     status.finished = finished;
     if (previous !== null && sameStatus(previous, status)) return;
@@ -514,6 +627,25 @@ export class Agent {
     rec.status = status;
     this.ctx.publishStatus(rec);
     if (rec.terminal && rec.state == WorkerState.SyncPod) rec.dirty = true;
+  }
+
+  /// allocatedResources and the resources applied to each container's current instance.
+  private addResources(rec: PodRecord, statuses: ContainerStatus[]): void {
+    const spec = rec.lastSpec!;
+    for (let i = 0; i < statuses.length; i++) {
+      const status = statuses[i];
+      const container = spec.containers[i];
+      status.allocatedResources = rec.allocated.has(container.name) ? rec.allocated.get(container.name) : container.requests;
+      if (status.containerId.length == 0) continue;
+      if (rec.applied.has(status.containerId)) {
+        const applied = rec.applied.get(status.containerId);
+        status.resourceRequests = applied.requests;
+        status.resourceLimits = applied.limits;
+      } else {
+        status.resourceRequests = container.requests;
+        status.resourceLimits = container.limits;
+      }
+    }
   }
 
   pollDeadline(): u64 {
@@ -561,7 +693,35 @@ function sameContainerStatus(a: ContainerStatus, b: ContainerStatus): bool {
   return a.name == b.name && a.containerId == b.containerId && a.image == b.image && a.state == b.state &&
     a.reason == b.reason && a.message == b.message && a.exitCode == b.exitCode && a.restartCount == b.restartCount &&
     a.ready == b.ready && a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs && a.started == b.started &&
-    sameTerminated(a.lastState, b.lastState);
+    sameTerminated(a.lastState, b.lastState) && sameQuantityList(a.allocatedResources, b.allocatedResources) &&
+    sameQuantityList(a.resourceRequests, b.resourceRequests) && sameQuantityList(a.resourceLimits, b.resourceLimits);
+}
+
+function sameQuantityList(a: ResourceQuantity[], b: ResourceQuantity[]): bool {
+  if (a.length != b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i].name != b[i].name || a[i].quantity != b[i].quantity) return false;
+  return true;
+}
+
+/// A condition outside upstream's fixed five, status True, its transition time kept.
+function extraCondition(type: i32, reason: string, message: string, previous: PodCondition[], nowMs: u64): PodCondition {
+  let at = nowMs;
+  for (let i = 0; i < previous.length; i++) if (previous[i].conditionType == type && previous[i].status) at = previous[i].lastTransitionMs;
+  return new PodCondition(type, true, reason, message, at);
+}
+
+function candidateOf(rec: PodRecord, spec: PodSpec): EvictionCandidate {
+  const names: string[] = [];
+  const written: string[] = [];
+  const bytes: i64[] = [];
+  for (let i = 0; i < spec.containers.length; i++) {
+    const c = spec.containers[i];
+    names.push(c.name);
+    written.push(writtenRequest(c, "memory"));
+    bytes.push(bytesOfMilli(requestMilli(c, "memory")));
+  }
+  return new EvictionCandidate(rec.uid, spec.priority, isCriticalPod(spec), podRequestBytes(spec, "memory"),
+    podRequestBytes(spec, "ephemeral-storage"), names, written, bytes, rec.gracePeriodSeconds());
 }
 
 function sameTerminated(a: TerminatedState | null, b: TerminatedState | null): bool {

@@ -8,13 +8,20 @@ import {
   ContainerRef,
   CreateContainer,
   EventType,
+  LinuxResources,
+  NodePressure,
   PlannedAction,
+  PodCgroupUpdate,
+  PodUsageIn,
+  ResourceQuantity,
+  UpdateContainerResources,
   PodEvent,
   PodSpec,
   SandboxSpec,
   StopContainer,
 } from "./model";
 import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
+import { containerResources, podResources } from "./resources";
 
 /// What the agent remembers of an action until its result comes back.
 export class InFlight {
@@ -27,6 +34,10 @@ export class InFlight {
   attempt: u32 = 0;
   specHash: string = "";
   image: string = "";
+  /// Create and resize: the values given, and the spec lists they came from.
+  resources: LinuxResources | null = null;
+  requests: ResourceQuantity[] = [];
+  limits: ResourceQuantity[] = [];
 }
 
 export class WorkerContext {
@@ -35,6 +46,13 @@ export class WorkerContext {
   queue: PlannedAction[] = [];
   inFlight: Map<u64, InFlight> = new Map();
   relistRequested: bool = false;
+  /// The node's memory (`node-config`); 0 until configured.
+  memoryCapacityBytes: i64 = 0;
+  /// What pods may request (`node-config`); 0 means unknown, and no resize is infeasible.
+  allocatableMemoryBytes: i64 = 0;
+  allocatableCpuMilli: i64 = 0;
+  /// Usage by pod uid from the last stats pass.
+  usage: Map<string, PodUsageIn> = new Map();
 
   constructor(
     public config: AgentConfig,
@@ -77,6 +95,7 @@ export class WorkerContext {
     kind.sandbox = spec;
     const flight = new InFlight();
     flight.attempt = attempt;
+    flight.resources = spec.podResources;
     this.call(rec, kind, flight);
   }
 
@@ -90,6 +109,7 @@ export class WorkerContext {
     spec.hostNetwork = pod !== null ? pod.hostNetwork : false;
     spec.terminationGracePeriodSeconds = rec.gracePeriodSeconds();
     spec.cgroupParent = rec.cgroupParent;
+    if (pod !== null) spec.podResources = podResources(pod);
     return spec;
   }
 
@@ -103,6 +123,7 @@ export class WorkerContext {
     create.attempt = attempt;
     create.specHash = rec.hashes[index];
     create.container = container;
+    create.resources = containerResources(changetype<PodSpec>(pod), rec.qos, container, this.memoryCapacityBytes);
     const kind = new ActionKind();
     kind.tag = ActionTag.CreateContainer;
     kind.create = create;
@@ -112,6 +133,9 @@ export class WorkerContext {
     flight.attempt = attempt;
     flight.specHash = create.specHash;
     flight.image = container.image;
+    flight.resources = create.resources;
+    flight.requests = container.requests;
+    flight.limits = container.limits;
     this.call(rec, kind, flight);
   }
 
@@ -165,6 +189,39 @@ export class WorkerContext {
     const flight = new InFlight();
     flight.sandboxId = sandboxId;
     this.call(rec, kind, flight);
+  }
+
+  /// CRI UpdateContainerResources of a running container (in-place resize).
+  updateContainerResources(rec: PodRecord, containerId: string, containerName: string, resources: LinuxResources,
+    requests: ResourceQuantity[], limits: ResourceQuantity[]): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.UpdateContainerResources;
+    kind.update = new UpdateContainerResources(containerId, containerName, resources);
+    const flight = new InFlight();
+    flight.containerId = containerId;
+    flight.containerName = containerName;
+    flight.resources = resources;
+    flight.requests = requests;
+    flight.limits = limits;
+    this.call(rec, kind, flight);
+  }
+
+  /// New values for the pod's cgroup (in-place resize).
+  updatePodCgroup(rec: PodRecord, resources: LinuxResources): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.UpdatePodCgroup;
+    kind.podCgroup = new PodCgroupUpdate(rec.cgroupParent, resources);
+    const flight = new InFlight();
+    flight.resources = resources;
+    this.call(rec, kind, flight);
+  }
+
+  /// Node-wide: the pressure conditions changed. No result needed.
+  nodePressureChanged(memory: bool, disk: bool, pid: bool): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.NodePressureChanged;
+    kind.pressure = new NodePressure(memory, disk, pid);
+    this.plan(null, kind);
   }
 
   /// Pod cgroups are removed by the host; the core only says when. No result needed.

@@ -3,10 +3,8 @@
 // observations and the clock the caller passes in.
 import { Threshold, ThresholdValue } from "./eviction-config";
 
-/// One signal as measured: what is available and the capacity it is a part of.
-export class SignalObservation {
-  constructor(public signal: string = "", public available: i64 = 0, public capacity: i64 = 0) {}
-}
+import { SignalObservation } from "./model";
+export { SignalObservation };
 
 /// The node condition a signal's pressure sets.
 export function conditionForSignal(signal: string): string {

@@ -18,6 +18,8 @@ export class ContainerSpec {
   workingDir: string | null = null;
   requests: ResourceQuantity[] = [];
   limits: ResourceQuantity[] = [];
+  /// Resources whose resizePolicy is RestartContainer.
+  restartOnResize: string[] = [];
 }
 
 export class PodSpec {
@@ -35,6 +37,9 @@ export class PodSpec {
   /// Set when the apiserver already shows the pod Succeeded or Failed.
   hasReportedTerminalPhase: bool = false;
   reportedTerminalPhase: i32 = 0;
+  priority: i32 = 0;
+  staticPod: bool = false;
+  toleratesMemoryPressure: bool = false;
 }
 
 export class PodRejection {
@@ -120,6 +125,36 @@ export class SandboxSpec {
   hostNetwork: bool = false;
   terminationGracePeriodSeconds: i64 = 0;
   cgroupParent: string = "";
+  podResources: LinuxResources = new LinuxResources();
+}
+
+/// Cgroup values of a container or a pod (WIT `linux-resources`).
+export class LinuxResources {
+  cpuShares: u64 = 2;
+  cpuWeight: u64 = 1;
+  /// 0: no CPU limit.
+  cpuQuotaUs: i64 = 0;
+  cpuPeriodUs: u64 = 100000;
+  /// 0: no memory limit.
+  memoryLimitBytes: i64 = 0;
+  oomScoreAdj: i32 = 0;
+
+  equals(other: LinuxResources): bool {
+    return this.cpuShares == other.cpuShares && this.cpuWeight == other.cpuWeight && this.cpuQuotaUs == other.cpuQuotaUs &&
+      this.cpuPeriodUs == other.cpuPeriodUs && this.memoryLimitBytes == other.memoryLimitBytes && this.oomScoreAdj == other.oomScoreAdj;
+  }
+}
+
+export class UpdateContainerResources {
+  constructor(public containerId: string = "", public containerName: string = "", public resources: LinuxResources = new LinuxResources()) {}
+}
+
+export class PodCgroupUpdate {
+  constructor(public cgroupParent: string = "", public resources: LinuxResources = new LinuxResources()) {}
+}
+
+export class NodePressure {
+  constructor(public memory: bool = false, public disk: bool = false, public pid: bool = false) {}
 }
 
 export class CreateContainer {
@@ -128,6 +163,7 @@ export class CreateContainer {
   attempt: u32 = 0;
   specHash: string = "";
   container: ContainerSpec = new ContainerSpec();
+  resources: LinuxResources = new LinuxResources();
 }
 
 export class ContainerRef {
@@ -170,6 +206,9 @@ export class ContainerStatus {
   finishedAtNs: i64 = 0;
   started: bool = false;
   lastState: TerminatedState | null = null;
+  allocatedResources: ResourceQuantity[] = [];
+  resourceRequests: ResourceQuantity[] = [];
+  resourceLimits: ResourceQuantity[] = [];
 }
 
 export class TerminatedState {
@@ -188,6 +227,9 @@ export const enum PodConditionType {
   Initialized = 2,
   ContainersReady = 3,
   Ready = 4,
+  DisruptionTarget = 5,
+  PodResizePending = 6,
+  PodResizeInProgress = 7,
 }
 
 export class PodCondition {
@@ -239,6 +281,9 @@ export const enum ActionTag {
   RemovePodCgroup = 8,
   PodStatusChanged = 9,
   PodEvent = 10,
+  UpdateContainerResources = 11,
+  UpdatePodCgroup = 12,
+  NodePressureChanged = 13,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -251,10 +296,14 @@ export class ActionKind {
   stop: StopContainer | null = null;
   status: PodStatus | null = null;
   event: PodEvent | null = null;
+  update: UpdateContainerResources | null = null;
+  podCgroup: PodCgroupUpdate | null = null;
+  pressure: NodePressure | null = null;
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {
-    return this.tag >= ActionTag.RunSandbox && this.tag <= ActionTag.RemoveContainer;
+    return (this.tag >= ActionTag.RunSandbox && this.tag <= ActionTag.RemoveContainer) ||
+      this.tag == ActionTag.UpdateContainerResources || this.tag == ActionTag.UpdatePodCgroup;
   }
 }
 
@@ -272,4 +321,39 @@ export class AgentConfig {
   backoffInitialMs: u64 = 10000;
   backoffMaxMs: u64 = 300000;
   workerErrorBackoffMs: u64 = 10000;
+}
+
+/// WIT `node-config`: the node's resources and its eviction flags.
+export class NodeConfig {
+  memoryCapacityBytes: u64 = 0;
+  allocatableMemoryBytes: u64 = 0;
+  allocatableCpuMilli: u64 = 0;
+  evictionHard: string = "";
+  evictionSoft: string = "";
+  evictionSoftGracePeriod: string = "";
+  evictionMinimumReclaim: string = "";
+  evictionPressureTransitionPeriodMs: u64 = 300000;
+  evictionMaxPodGracePeriodSeconds: i64 = 0;
+  evictionIntervalMs: u64 = 10000;
+}
+
+export class SignalObservation {
+  constructor(public signal: string = "", public available: i64 = 0, public capacity: i64 = 0) {}
+}
+
+export class ContainerUsage {
+  constructor(public name: string = "", public memoryWorkingSetBytes: i64 = 0) {}
+}
+
+export class PodUsageIn {
+  uid: string = "";
+  memoryWorkingSetBytes: i64 = 0;
+  ephemeralStorageBytes: i64 = 0;
+  processCount: i64 = 0;
+  containers: ContainerUsage[] = [];
+}
+
+export class NodeStats {
+  signals: SignalObservation[] = [];
+  pods: PodUsageIn[] = [];
 }

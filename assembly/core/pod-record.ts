@@ -1,10 +1,21 @@
 // Everything the core knows about one pod: its spec, its worker state, its part of the runtime
 // view, its waiting reasons and its last published status.
-import { ContainerObservation, PodSpec, PodStatus, ResourceQuantity, SandboxObservation } from "./model";
+import { ContainerObservation, LinuxResources, PodSpec, PodStatus, ResourceQuantity, SandboxObservation } from "./model";
 import { WorkerState } from "./pod-workers";
 import { WaitingReason } from "./status";
 import { containerSpecHash } from "./hash";
-import { podCgroupParent } from "./qos";
+import { QosClass, podCgroupParent, qosClassOf } from "./qos";
+
+/// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
+/// with this reason and message whatever its containers say.
+export class PodFailure {
+  constructor(public reason: string, public message: string, public disruption: bool) {}
+}
+
+/// What was last given to the runtime for one container: the values and the spec's lists.
+export class AppliedResources {
+  constructor(public values: LinuxResources, public requests: ResourceQuantity[], public limits: ResourceQuantity[]) {}
+}
 
 /// Upstream's grace period for a pod whose spec is unknown, and the least any container gets
 /// (minimumGracePeriodInSeconds).
@@ -48,6 +59,9 @@ export class PodRecord {
   /// Containers stopped because their spec changed: they are started again whatever the
   /// restart policy, and without a back-off (upstream kills and restarts them in one sync).
   restartForSpecChange: Set<string> = new Set();
+  /// Containers stopped because a resize of theirs needs a restart (resizePolicy
+  /// RestartContainer), by name, with the ID of the stopped instance: started again at once.
+  restartForResize: Map<string, string> = new Map();
   /// The back-off key whose BackOff event was last sent per container, to send it once per wait.
   backoffEventSent: Map<string, string> = new Map();
   status: PodStatus | null = null;
@@ -59,6 +73,22 @@ export class PodRecord {
   stopTimeoutSeconds: i64 = -1;
   /// Grace period recorded on a sandbox, for orphans.
   observedGracePeriodSeconds: i64 = -1;
+  /// A grace period imposed by the node (eviction); -1 for none.
+  graceOverrideSeconds: i64 = -1;
+  failure: PodFailure | null = null;
+  /// The QoS class decided when the pod was first accepted; a resize never changes it.
+  qos: QosClass = QosClass.BestEffort;
+  /// Resources given to the runtime, by container ID.
+  applied: Map<string, AppliedResources> = new Map();
+  /// Values last written to the pod cgroup; null when unknown (after an agent restart).
+  podApplied: LinuxResources | null = null;
+  /// Requests admitted per container name (`allocatedResources`).
+  allocated: Map<string, ResourceQuantity[]> = new Map();
+  /// A resize that waits: reason `Deferred` or `Infeasible`, and why; empty when none.
+  resizePendingReason: string = "";
+  resizePendingMessage: string = "";
+  /// Containers or the pod cgroup still being resized.
+  resizeInProgress: bool = false;
 
   constructor(uid: string, namespace: string, name: string) {
     this.uid = uid;
@@ -74,7 +104,11 @@ export class PodRecord {
     const hashes: string[] = [];
     for (let i = 0; i < spec.containers.length; i++) hashes.push(containerSpecHash(spec.containers[i]));
     this.hashes = hashes;
-    this.cgroupParent = podCgroupParent(spec);
+    // QoS class and cgroup parent are the pod's for life (a resize cannot change them).
+    if (this.cgroupParent.length == 0) {
+      this.cgroupParent = podCgroupParent(spec);
+      this.qos = qosClassOf(spec);
+    }
     // Finished before, as the apiserver says: never started again.
     if (spec.hasReportedTerminalPhase) this.terminal = true;
     this.dirty = true;
@@ -89,17 +123,24 @@ export class PodRecord {
     if (current.hasReportedTerminalPhase != spec.hasReportedTerminalPhase || current.reportedTerminalPhase != spec.reportedTerminalPhase) return false;
     if (current.beingDeleted != spec.beingDeleted || current.deletionGracePeriodSeconds != spec.deletionGracePeriodSeconds) return false;
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
+    if (current.priority != spec.priority || current.staticPod != spec.staticPod || current.toleratesMemoryPressure != spec.toleratesMemoryPressure) return false;
     if (current.containers.length != spec.containers.length) return false;
     for (let i = 0; i < spec.containers.length; i++) {
       if (this.hashes[i] != containerSpecHash(spec.containers[i])) return false;
       if (!sameQuantities(current.containers[i].requests, spec.containers[i].requests)) return false;
       if (!sameQuantities(current.containers[i].limits, spec.containers[i].limits)) return false;
+      if (current.containers[i].restartOnResize.join(",") != spec.containers[i].restartOnResize.join(",")) return false;
     }
     return true;
   }
 
   gracePeriodSeconds(): i64 {
     const spec = this.lastSpec;
+    if (this.graceOverrideSeconds >= 0) {
+      // A deletion with a shorter grace still wins over an eviction's.
+      if (spec !== null && spec.beingDeleted && spec.deletionGracePeriodSeconds < this.graceOverrideSeconds) return spec.deletionGracePeriodSeconds;
+      return this.graceOverrideSeconds;
+    }
     if (spec !== null && spec.beingDeleted) return spec.deletionGracePeriodSeconds;
     if (spec !== null) return spec.hasGracePeriod ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE_PERIOD_SECONDS;
     return this.observedGracePeriodSeconds >= 0 ? this.observedGracePeriodSeconds : MINIMUM_GRACE_PERIOD_SECONDS;

@@ -13,6 +13,7 @@ import {
   shouldRestartOnFailure,
 } from "./restart";
 import { WaitingReason, latestContainer } from "./status";
+import { resizeStep } from "./resize";
 
 /// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
 const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
@@ -100,6 +101,7 @@ export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
   for (let i = 0; i < spec.containers.length; i++) {
     if (syncContainer(rec, ctx, spec, i, sandbox, policy)) return true;
   }
+  if (resizeStep(rec, ctx, sandbox)) return true;
   return collectGarbage(rec, ctx, sandbox);
 }
 
@@ -118,6 +120,7 @@ function syncContainer(
   const latest = latestContainer(rec.containers, name);
   // The replacement for a spec change has run (or is running): the replacement is done.
   if (latest !== null && latest.specHash == hash && latest.state != ContainerState.Created) rec.restartForSpecChange.delete(name);
+  if (latest !== null && rec.restartForResize.has(name) && rec.restartForResize.get(name) != latest.id) rec.restartForResize.delete(name);
 
   if (current !== null && current.state == ContainerState.Running) {
     if (current.specHash.length > 0 && current.specHash != hash) {
@@ -139,7 +142,7 @@ function syncContainer(
   }
 
   // Not running in this sandbox: exited here, or never created in it.
-  const specChanged = latest !== null && latest.specHash != hash && rec.restartForSpecChange.has(name);
+  const specChanged = latest !== null && ((latest.specHash != hash && rec.restartForSpecChange.has(name)) || rec.restartForResize.has(name));
   if (latest !== null && !specChanged) {
     if (current === null && latest.sandboxId != sandbox.id) {
       // A new sandbox starts every container, except those that succeeded under OnFailure.

@@ -34,6 +34,9 @@ const CONDITION_TYPES: Record<PodCondition["conditionType"], string> = {
   initialized: "Initialized",
   "containers-ready": "ContainersReady",
   ready: "Ready",
+  "disruption-target": "DisruptionTarget",
+  "pod-resize-pending": "PodResizePending",
+  "pod-resize-in-progress": "PodResizeInProgress",
 };
 
 /** metav1.Time: RFC 3339 in whole seconds, UTC. */
@@ -70,8 +73,19 @@ function containerStatus(c: ContainerStatus, ctx: StatusContext): Record<string,
     imageID: (c.containerId && ctx.imageRefOf(c.containerId)) || "",
     containerID: c.containerId ? `${ctx.runtimeName}://${c.containerId}` : undefined,
     started: c.started,
+    allocatedResources: quantities(c.allocatedResources),
+    resources: c.containerId ? { requests: quantities(c.resourceRequests), limits: quantities(c.resourceLimits) } : undefined,
   };
 }
+
+/** A resource list as the API spells it: `{cpu: "250m"}`; absent when empty. */
+function quantities(list: { name: string; quantity: string }[]): Record<string, string> | undefined {
+  if (list.length === 0) return undefined;
+  return Object.fromEntries(list.map((q) => [q.name, q.quantity]));
+}
+
+/** Conditions the node sets only while they hold: gone from the core's list, they are deleted. */
+const TRANSIENT_CONDITIONS = ["PodResizePending", "PodResizeInProgress"];
 
 /** The `status` object of the patch. */
 export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<string, unknown> {
@@ -87,6 +101,10 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     // be cleared (null), or the old one stays beside the new status.
     return { type, observedGeneration: ctx.generation, status: value, reason: c.reason || null, message: c.message || null, lastProbeTime: null, lastTransitionTime };
   });
+  for (const type of TRANSIENT_CONDITIONS) {
+    const held = (current.conditions ?? []).some((k: any) => k.type === type);
+    if (held && !conditions.some((c) => c.type === type)) conditions.push({ type, $patch: "delete" } as any);
+  }
   const podIp = ctx.hostNetwork ? ctx.nodeIp : (status.sandboxId && ctx.podIpOf?.(status.sandboxId)) || "";
   const out: Record<string, unknown> = {
     observedGeneration: ctx.generation,

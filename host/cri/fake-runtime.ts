@@ -2,6 +2,7 @@
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
 import {
   ContainerConfig,
+  ContainerResources,
   ContainerDetail,
   ContainerInfo,
   GrpcCode,
@@ -17,7 +18,10 @@ interface FakeSandbox extends SandboxInfo {
   config: SandboxConfig;
 }
 
-interface FakeContainer extends ContainerDetail {}
+interface FakeContainer extends ContainerDetail {
+  /** The cgroup values given at create or by the last update. */
+  resources?: ContainerResources;
+}
 
 function matches(labels: Record<string, string>, selector: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -130,6 +134,7 @@ export class FakeRuntime implements Runtime {
       message: "",
       labels: { ...config.labels },
       annotations: { ...config.annotations },
+      resources: config.resources ? { ...config.resources } : undefined,
     });
     return id;
   }
@@ -140,6 +145,20 @@ export class FakeRuntime implements Runtime {
     if (c.state !== "created") throw new RuntimeError(`StartContainer: container ${id} is ${c.state}`, GrpcCode.UNKNOWN, "StartContainer");
     c.state = "running";
     c.startedAtNs = this.nowNs();
+  }
+
+  async updateContainerResources(id: string, resources: ContainerResources): Promise<void> {
+    this.record("UpdateContainerResources", id);
+    const c = this.mustGet(id, "UpdateContainerResources");
+    if (c.state !== "running" && c.state !== "created") {
+      throw new RuntimeError(`UpdateContainerResources: container ${id} is ${c.state}`, GrpcCode.UNKNOWN, "UpdateContainerResources");
+    }
+    c.resources = { ...resources };
+  }
+
+  /** The cgroup values a container holds now (tests). */
+  resourcesOf(id: string): ContainerResources | undefined {
+    return this.containers.get(id)?.resources;
   }
 
   async stopContainer(id: string, _timeoutSeconds: number): Promise<void> {

@@ -19,6 +19,7 @@ import {
   RuntimeVersion,
   SandboxConfig,
   SandboxInfo,
+  ContainerResources,
 } from "./runtime.js";
 
 const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
@@ -149,13 +150,17 @@ export class GrpcRuntime implements Runtime {
         annotations: config.annotations,
         logPath: config.logPath,
         linux: {
-          resources: {},
+          resources: config.resources ? linuxResources(config.resources) : {},
           securityContext: { namespaceOptions: namespaceOptions(sandbox) },
         },
       },
       sandboxConfig: sandboxConfigMessage(sandbox),
     });
     return r.containerId;
+  }
+
+  async updateContainerResources(id: string, resources: ContainerResources): Promise<void> {
+    await this.call(this.runtimeClient, "UpdateContainerResources", { containerId: id, linux: linuxResources(resources) });
   }
 
   async startContainer(id: string): Promise<void> {
@@ -223,6 +228,17 @@ export class GrpcRuntime implements Runtime {
     this.runtimeClient.close();
     this.imageClient.close();
   }
+}
+
+/** CRI LinuxContainerResources; int64 fields go as strings, as proto-loader expects for longs. */
+function linuxResources(r: ContainerResources): Message {
+  return {
+    cpuPeriod: String(r.cpuPeriodUs),
+    cpuQuota: String(r.cpuQuotaUs),
+    cpuShares: String(r.cpuShares),
+    memoryLimitInBytes: String(r.memoryLimitBytes),
+    oomScoreAdj: String(r.oomScoreAdj),
+  };
 }
 
 function namespaceOptions(config: SandboxConfig): Message {

@@ -27,8 +27,18 @@ export interface SandboxConfig {
   annotations: Record<string, string>;
 }
 
+/** Cgroup values of a container, as CRI's LinuxContainerResources carries them (0: unset). */
+export interface ContainerResources {
+  cpuShares: number;
+  cpuQuotaUs: number;
+  cpuPeriodUs: number;
+  memoryLimitBytes: number;
+  oomScoreAdj: number;
+}
+
 export interface ContainerConfig {
   name: string;
+  resources?: ContainerResources;
   attempt: number;
   image: string;
   command: string[];
@@ -132,6 +142,8 @@ export interface Runtime {
   podSandboxIp(id: string): Promise<string>;
   createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string>;
   startContainer(id: string): Promise<void>;
+  /** CRI UpdateContainerResources: new cgroup values for a running container. */
+  updateContainerResources(id: string, resources: ContainerResources): Promise<void>;
   stopContainer(id: string, timeoutSeconds: number): Promise<void>;
   removeContainer(id: string): Promise<void>;
   listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]>;

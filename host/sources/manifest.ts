@@ -65,8 +65,51 @@ function quantityMap(value: unknown, field: string): { name: string; quantity: s
 
 const SUPPORTED_CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
-  "terminationMessagePath", "terminationMessagePolicy", "ports",
+  "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
 ]);
+
+const RESIZE_RESOURCES = new Set(["cpu", "memory"]);
+const RESIZE_POLICIES = new Set(["NotRequired", "RestartContainer"]);
+
+/** The resources whose `resizePolicy` is RestartContainer (a missing policy is NotRequired). */
+function restartOnResizeAt(value: unknown, field: string): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array, got ${typeName(value)}`);
+  const out: string[] = [];
+  value.forEach((item, i) => {
+    const p = objectAt(item, `${field}[${i}]`, true)!;
+    const resource = stringAt(p.resourceName, `${field}[${i}].resourceName`, true)!;
+    if (!RESIZE_RESOURCES.has(resource)) throw new ManifestError(`${field}[${i}].resourceName`, `Unsupported value: "${resource}": supported values: "cpu", "memory"`);
+    const policy = stringAt(p.restartPolicy, `${field}[${i}].restartPolicy`, true)!;
+    if (!RESIZE_POLICIES.has(policy)) throw new ManifestError(`${field}[${i}].restartPolicy`, `Unsupported value: "${policy}": supported values: "NotRequired", "RestartContainer"`);
+    if (policy === "RestartContainer") out.push(resource);
+  });
+  return out;
+}
+
+const MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure";
+
+/** Whether `spec.tolerations` tolerate the memory-pressure NoSchedule taint (upstream ToleratesTaint). */
+function toleratesMemoryPressure(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  return value.some((t) => {
+    if (t === null || typeof t !== "object") return false;
+    const { key = "", operator = "Equal", value = "", effect = "" } = t as Record<string, unknown>;
+    if (effect !== "" && effect !== "NoSchedule") return false;
+    if (key !== "" && key !== MEMORY_PRESSURE_TAINT) return false;
+    if (operator === "Exists") return true;
+    return key === MEMORY_PRESSURE_TAINT && operator === "Equal" && value === "";
+  });
+}
+
+/** `spec.priority` as a 32-bit integer (the priority admission plugin fills it in; 0 when unset). */
+function priorityAt(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < -2147483648 || value > 2147483647) {
+    throw new ManifestError("spec.priority", `Invalid type: expected 32-bit integer, got ${typeName(value)}`);
+  }
+  return value;
+}
 
 function containerAt(value: unknown, field: string, ignoredMounts: Set<string> = new Set()): ContainerSpec {
   const c = objectAt(value, field, true)!;
@@ -92,6 +135,7 @@ function containerAt(value: unknown, field: string, ignoredMounts: Set<string> =
     workingDir: stringAt(c.workingDir, `${field}.workingDir`) || undefined,
     requests: quantityMap(resources.requests, `${field}.resources.requests`),
     limits: quantityMap(resources.limits, `${field}.resources.limits`),
+    restartOnResize: restartOnResizeAt(c.resizePolicy, `${field}.resizePolicy`),
   };
 }
 
@@ -154,6 +198,9 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`)),
     deletionGracePeriodSeconds: undefined,
     reportedTerminalPhase: undefined,
+    priority: priorityAt(spec.priority),
+    staticPod: true,
+    toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
   };
 }
 
@@ -207,5 +254,8 @@ export function podFromApiObject(doc: unknown): PodSpec {
     deletionGracePeriodSeconds: deleting ? integerAt(metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined,
     // Finished pods stay desired (their containers keep their logs) but never start again.
     reportedTerminalPhase: TERMINAL_PHASES[String(objectAt(pod.status, "status")?.phase ?? "")],
+    priority: priorityAt(spec.priority),
+    staticPod: false,
+    toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
   };
 }

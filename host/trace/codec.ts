@@ -2,7 +2,7 @@
 // outputs at the host time the core was given (`t`, ms). Written by `nanolet run --record` and by
 // the simulator, read by `nanolet sim --replay`. The bindings' 64-bit integers (bigint) are written
 // as decimal strings; the decoders below know which fields they are.
-import type { ActionResult, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "../core-types.js";
+import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "../core-types.js";
 import type { CoreConfig } from "../core.js";
 
 export const TRACE_FORMAT = "nanolet-trace/1";
@@ -74,6 +74,28 @@ export function decodeSnapshot(value: unknown): RuntimeSnapshot {
       finishedAtNs: big(c.finishedAtNs, `containers[${i}].finishedAtNs`),
     })),
     uninspectedPodUids: (s.uninspectedPodUids as string[] | undefined) ?? [],
+  };
+}
+
+export function decodeNodeStats(value: unknown): NodeStats {
+  const s = value as Record<string, unknown>;
+  if (typeof s !== "object" || s === null) throw new TraceFormatError("stats: expected an object");
+  return {
+    signals: list(s.signals, "stats.signals").map((x, i) => ({
+      signal: String(x.signal),
+      available: big(x.available, `signals[${i}].available`),
+      capacity: big(x.capacity, `signals[${i}].capacity`),
+    })),
+    pods: list(s.pods, "stats.pods").map((p, i) => ({
+      uid: String(p.uid),
+      memoryWorkingSetBytes: big(p.memoryWorkingSetBytes, `pods[${i}].memoryWorkingSetBytes`),
+      ephemeralStorageBytes: big(p.ephemeralStorageBytes, `pods[${i}].ephemeralStorageBytes`),
+      processCount: big(p.processCount, `pods[${i}].processCount`),
+      containers: list(p.containers, `pods[${i}].containers`).map((c, j) => ({
+        name: String(c.name),
+        memoryWorkingSetBytes: big(c.memoryWorkingSetBytes, `pods[${i}].containers[${j}].memoryWorkingSetBytes`),
+      })),
+    })),
   };
 }
 

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import type { RuntimeSnapshot } from "../core-types.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
-import { TraceFormatError, decodePods, decodeResults, decodeSnapshot, encodeValue } from "./codec.js";
+import { TraceFormatError, decodePods, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
 
 export interface Divergence {
   line: number;
@@ -81,6 +81,9 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
         }
         case "results":
           core.handleActionResults(t, decodeResults(entry.results));
+          break;
+        case "stats":
+          core.handleNodeStats(t, decodeNodeStats(entry.stats));
           break;
         case "poll":
           output = core.pollActions(t);

@@ -1,0 +1,214 @@
+// The eviction manager (pkg/kubelet/eviction/eviction_manager.go synchronize): from one stats
+// pass it decides the thresholds met (keeping them until their minimum reclaim is regained),
+// the node's pressure conditions (held for the transition period), and at most one pod to
+// evict per interval, ranked as upstream ranks them for the signal most in need.
+import { NodeConfig, NodeStats, PodUsageIn, SignalObservation } from "./model";
+import { Threshold, ThresholdConfig, parseThresholdConfig } from "./eviction-config";
+import {
+  ConditionSeen,
+  ObservedAt,
+  conditionForSignal,
+  nodeConditionsLastObservedAt,
+  nodeConditionsObservedSince,
+  thresholdQuantity,
+  thresholdsFirstObservedAt,
+  thresholdsMet,
+  thresholdsMetGracePeriod,
+} from "./eviction-signals";
+import { PodUsage, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
+import { formatBinarySI, formatDecimalSI } from "./quantity-format";
+
+/// Upstream immediateEvictionGracePeriodSeconds: a hard threshold's pod gets this grace (the
+/// runtime then gives each container its minimum of 2 s).
+export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS: i64 = 1;
+/// Upstream podCleanupTimeout: the next eviction waits for the last evicted pod this long at most.
+export const POD_CLEANUP_TIMEOUT_MS: u64 = 30_000;
+
+/// The resource a signal reclaims, as upstream names it in messages and ranks pods by.
+export function resourceOfSignal(signal: string): string {
+  if (signal == "memory.available" || signal == "allocatableMemory.available") return "memory";
+  if (signal == "pid.available") return "pids";
+  if (signal.endsWith(".inodesFree")) return "inodes";
+  return "ephemeral-storage";
+}
+
+function formatQuantity(resource: string, value: i64): string {
+  return resource == "memory" || resource == "ephemeral-storage" ? formatBinarySI(value) : formatDecimalSI(value);
+}
+
+/// One pod as the manager sees it: what the agent knows of it that ranking needs.
+export class EvictionCandidate {
+  constructor(
+    public uid: string,
+    public priority: i32,
+    public critical: bool,
+    /// The pod's requests of memory and ephemeral storage in bytes (sum of its containers).
+    public memoryRequestBytes: i64,
+    public storageRequestBytes: i64,
+    /// Per container: name, memory request as written (for the message) and bytes.
+    public containerNames: string[],
+    public containerMemoryRequests: string[],
+    public containerMemoryRequestBytes: i64[],
+    /// The pod's own termination grace period in seconds.
+    public gracePeriodSeconds: i64,
+  ) {}
+}
+
+export class EvictionDecision {
+  /// The pod to evict, or empty.
+  uid: string = "";
+  message: string = "";
+  gracePeriodSeconds: i64 = 0;
+  signal: string = "";
+}
+
+export class EvictionManager {
+  private config: ThresholdConfig = new ThresholdConfig();
+  transitionPeriodMs: u64 = 300_000;
+  maxPodGracePeriodSeconds: i64 = 0;
+  intervalMs: u64 = 10_000;
+  private firstObserved: ObservedAt[] = [];
+  private conditionsSeen: ConditionSeen[] = [];
+  /// The thresholds that drove the last decision (after grace periods): kept met until their
+  /// minimum reclaim is regained.
+  private lastMet: Threshold[] = [];
+  /// The node's pressure conditions now, sorted.
+  conditions: string[] = [];
+  private lastEvictionAtMs: u64 = 0;
+  private hasEvicted: bool = false;
+  /// The last pod evicted; the next eviction waits until it is gone (or the cleanup timeout).
+  evictingUid: string = "";
+  /// Usage by pod uid from the last stats pass (resize decisions read it too).
+  usage: Map<string, PodUsageIn> = new Map();
+
+  /// Applies the eviction flags; returns upstream's error and changes nothing when bad.
+  configure(node: NodeConfig): string {
+    const parsed = parseThresholdConfig(node.evictionHard, node.evictionSoft, node.evictionSoftGracePeriod, node.evictionMinimumReclaim);
+    if (parsed.error.length > 0) return parsed.error;
+    this.config = parsed;
+    this.transitionPeriodMs = node.evictionPressureTransitionPeriodMs;
+    this.maxPodGracePeriodSeconds = node.evictionMaxPodGracePeriodSeconds;
+    this.intervalMs = node.evictionIntervalMs;
+    this.firstObserved = [];
+    this.lastMet = [];
+    return "";
+  }
+
+  get thresholds(): Threshold[] {
+    return this.config.thresholds;
+  }
+
+  /// Takes one stats pass; updates `conditions`. Returns the pod to evict, if any: `isGone`
+  /// says whether the previously evicted pod has finished.
+  synchronize(nowMs: u64, stats: NodeStats, candidates: EvictionCandidate[], previousGone: bool): EvictionDecision {
+    const decision = new EvictionDecision();
+    const usage = new Map<string, PodUsageIn>();
+    for (let i = 0; i < stats.pods.length; i++) usage.set(stats.pods[i].uid, stats.pods[i]);
+    this.usage = usage;
+    const now = <i64>nowMs;
+    let met = thresholdsMet(this.config.thresholds, stats.signals, false);
+    if (this.lastMet.length > 0) {
+      // Pressure already acted on stays until the signal is above the threshold plus its
+      // minimum reclaim (upstream mergeThresholds of thresholdsNotYetResolved).
+      const unresolved = thresholdsMet(this.lastMet, stats.signals, true);
+      for (let i = 0; i < unresolved.length; i++) if (!met.includes(unresolved[i])) met.push(unresolved[i]);
+    }
+    this.firstObserved = thresholdsFirstObservedAt(met, this.firstObserved, now);
+    this.conditionsSeen = nodeConditionsLastObservedAt(met, this.conditionsSeen, now);
+    this.conditions = nodeConditionsObservedSince(this.conditionsSeen, <i64>this.transitionPeriodMs, now);
+    const due = thresholdsMetGracePeriod(this.firstObserved, now);
+    this.lastMet = due;
+    if (due.length == 0) return decision;
+    if (this.hasEvicted && nowMs < this.lastEvictionAtMs + this.intervalMs) return decision; // one per interval
+    if (this.hasEvicted && !previousGone && nowMs < this.lastEvictionAtMs + POD_CLEANUP_TIMEOUT_MS) return decision;
+
+    const threshold = mostUrgent(due);
+    const resource = resourceOfSignal(threshold.signal);
+    const ranked = rank(resource, candidates, usage);
+    for (let i = 0; i < ranked.length; i++) {
+      const pod = findCandidate(candidates, ranked[i].uid);
+      if (pod === null || pod.critical) continue; // upstream refuses to evict critical pods
+      decision.uid = pod.uid;
+      decision.signal = threshold.signal;
+      decision.gracePeriodSeconds = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+      if (!threshold.isHard) {
+        decision.gracePeriodSeconds = this.maxPodGracePeriodSeconds;
+        if (pod.gracePeriodSeconds < decision.gracePeriodSeconds) decision.gracePeriodSeconds = pod.gracePeriodSeconds;
+      }
+      decision.message = evictionMessage(resource, threshold, stats.signals, pod, usage);
+      this.lastEvictionAtMs = nowMs;
+      this.hasEvicted = true;
+      this.evictingUid = pod.uid;
+      return decision;
+    }
+    return decision;
+  }
+}
+
+/// Memory signals first (upstream byEvictionPriority), otherwise in configuration order.
+function mostUrgent(due: Threshold[]): Threshold {
+  for (let i = 0; i < due.length; i++) {
+    if (due[i].signal == "memory.available" || due[i].signal == "allocatableMemory.available") return due[i];
+  }
+  return due[0];
+}
+
+function findCandidate(candidates: EvictionCandidate[], uid: string): EvictionCandidate | null {
+  for (let i = 0; i < candidates.length; i++) if (candidates[i].uid == uid) return candidates[i];
+  return null;
+}
+
+/// The candidates in eviction order for `resource`.
+export function rank(resource: string, candidates: EvictionCandidate[], usage: Map<string, PodUsageIn>): PodUsage[] {
+  const pods: PodUsage[] = [];
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i];
+    const has = usage.has(c.uid);
+    const u = has ? usage.get(c.uid) : null;
+    let used: i64 = 0;
+    let request: i64 = 0;
+    if (resource == "memory") {
+      used = u !== null ? u.memoryWorkingSetBytes : 0;
+      request = c.memoryRequestBytes;
+    } else if (resource == "pids") {
+      used = u !== null ? u.processCount : 0;
+    } else {
+      // Disk and inodes: the pod's measured ephemeral storage (inodes are not measured per pod).
+      used = u !== null ? u.ephemeralStorageBytes : 0;
+      request = c.storageRequestBytes;
+    }
+    pods.push(new PodUsage(c.uid, c.priority, has, used, request));
+  }
+  return resource == "pids" ? rankForPidPressure(pods) : rankForUsagePressure(pods);
+}
+
+function signalObservation(signals: SignalObservation[], signal: string): SignalObservation | null {
+  for (let i = 0; i < signals.length; i++) if (signals[i].signal == signal) return signals[i];
+  return null;
+}
+
+/// Upstream evictionMessage: the resource, the threshold and what was available, and each
+/// container using more memory than it requested.
+function evictionMessage(resource: string, threshold: Threshold, signals: SignalObservation[], pod: EvictionCandidate, usage: Map<string, PodUsageIn>): string {
+  let message = "The node was low on resource: " + resource + ". ";
+  const observed = signalObservation(signals, threshold.signal);
+  if (observed !== null) {
+    message += "Threshold quantity: " + formatQuantity(resource, thresholdQuantity(threshold.value, observed.capacity)) +
+      ", available: " + formatQuantity(resource, observed.available) + ". ";
+  }
+  if (resource != "memory" || !usage.has(pod.uid)) return message;
+  const u = usage.get(pod.uid);
+  for (let i = 0; i < pod.containerNames.length; i++) {
+    for (let j = 0; j < u.containers.length; j++) {
+      if (u.containers[j].name != pod.containerNames[i]) continue;
+      const used = u.containers[j].memoryWorkingSetBytes;
+      if (used > pod.containerMemoryRequestBytes[i]) {
+        message += "Container " + pod.containerNames[i] + " was using " + formatBinarySI(used) + ", request is " +
+          pod.containerMemoryRequests[i] + ", has larger consumption of memory. ";
+      }
+    }
+  }
+  return message;
+}
+
+export { conditionForSignal };
