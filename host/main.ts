@@ -8,7 +8,11 @@ import { AgentLoop } from "./agent-loop.js";
 import { ApiClient } from "./cluster/api-client.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
 import { loadKubeconfig } from "./cluster/kubeconfig.js";
-import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
+import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, type CoreConfig } from "./core.js";
+import { CgroupManager } from "./node/cgroup-manager.js";
+import { nodeSettings } from "./node/eviction-flags.js";
+import { readMachineInfo } from "./node/machine.js";
+import { StatsCollector } from "./node/stats.js";
 import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
 import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
@@ -35,6 +39,17 @@ Flags of run:
   --kubeconfig FILE                  join the cluster this kubeconfig names, as node
                                      system:node:<name> (without it: static pods only)
   --node-ip IP                       the node's InternalIP (default: the first IPv4 address)
+  --eviction-hard LIST               hard eviction thresholds (default
+                                     memory.available<100Mi,nodefs.available<10%,
+                                     nodefs.inodesFree<5%,imagefs.available<15%)
+  --eviction-soft LIST               soft thresholds, each with a grace period (default none)
+  --eviction-soft-grace-period LIST  e.g. memory.available=1m30s
+  --eviction-minimum-reclaim LIST    e.g. memory.available=0Mi,nodefs.available=500Mi
+  --eviction-pressure-transition-period DURATION  how long a pressure condition stays (default 5m)
+  --eviction-max-pod-grace-period SECONDS  grace for pods evicted under soft thresholds (default 0)
+  --eviction-monitoring-interval DURATION  stats pass and eviction interval (default 10s)
+  --imagefs-path DIR                 the runtime's image store, for imagefs.* (default /var/lib/containerd)
+  --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -70,6 +85,15 @@ async function run(argv: string[]): Promise<number> {
       record: { type: "string" },
       kubeconfig: { type: "string" },
       "node-ip": { type: "string" },
+      "eviction-hard": { type: "string", default: DEFAULT_EVICTION_HARD },
+      "eviction-soft": { type: "string", default: "" },
+      "eviction-soft-grace-period": { type: "string", default: "" },
+      "eviction-minimum-reclaim": { type: "string", default: "" },
+      "eviction-pressure-transition-period": { type: "string", default: "5m" },
+      "eviction-max-pod-grace-period": { type: "string", default: "0" },
+      "eviction-monitoring-interval": { type: "string", default: "10s" },
+      "imagefs-path": { type: "string", default: "/var/lib/containerd" },
+      "cgroup-root": { type: "string", default: "/sys/fs/cgroup" },
     },
     strict: true,
   });
@@ -109,6 +133,20 @@ async function run(argv: string[]): Promise<number> {
     createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
     log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
   }
+  const machine = readMachineInfo(rootDir);
+  const maxPodGrace = Number(values["eviction-max-pod-grace-period"]);
+  if (!Number.isInteger(maxPodGrace)) throw new Error(`--eviction-max-pod-grace-period: expected whole seconds, got "${values["eviction-max-pod-grace-period"]}"`);
+  const evictionIntervalMs = parseDurationMs(values["eviction-monitoring-interval"]!, "--eviction-monitoring-interval");
+  const node = nodeSettings(machine, {
+    evictionHard: values["eviction-hard"]!,
+    evictionSoft: values["eviction-soft"]!,
+    evictionSoftGracePeriod: values["eviction-soft-grace-period"]!,
+    evictionMinimumReclaim: values["eviction-minimum-reclaim"]!,
+    evictionPressureTransitionPeriodMs: parseDurationMs(values["eviction-pressure-transition-period"]!, "--eviction-pressure-transition-period"),
+    evictionMaxPodGracePeriodSeconds: maxPodGrace,
+    evictionIntervalMs,
+  });
+  const cgroupRoot = path.resolve(values["cgroup-root"]!);
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
   const loop = new AgentLoop({
@@ -119,13 +157,25 @@ async function run(argv: string[]): Promise<number> {
     log,
     podTable,
     podLogsDir: values["pod-logs-dir"]!,
-    core: { nodeName, ...DEFAULT_CORE_CONFIG, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period") },
+    core: { nodeName, ...DEFAULT_CORE_CONFIG, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
+    cgroupRoot,
+    cgroups: new CgroupManager(cgroupRoot),
+    stats: new StatsCollector({
+      cgroupRoot,
+      nodefsPath: rootDir,
+      imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
+      allocatableMemoryBytes: node.allocatableMemoryBytes,
+    }),
+    statsIntervalMs: evictionIntervalMs,
   });
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (values.kubeconfig !== undefined) {
     const access = loadKubeconfig(path.resolve(values.kubeconfig));
-    cluster = new ClusterAgent({ client: new ApiClient(access), nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"] });
+    cluster = new ClusterAgent({
+      client: new ApiClient(access), nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
+      evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
+    });
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }

@@ -40,6 +40,8 @@ export interface ClusterAgentOptions {
   rootDir: string;
   /** Overrides the node's InternalIP (kubelet --node-ip). */
   nodeIp?: string;
+  /** Memory the hard memory.available threshold keeps aside (allocatable); upstream's 100Mi if unset. */
+  evictionMemoryBytes?: number;
 }
 
 export class ClusterAgent {
@@ -248,7 +250,11 @@ export class ClusterAgent {
   }
 
   private async health(): Promise<NodeHealth> {
-    const health: NodeHealth = { lastRelistOkMs: this.options.loop.lastRelistOkMs };
+    const health: NodeHealth = {
+      lastRelistOkMs: this.options.loop.lastRelistOkMs,
+      pressure: this.options.loop.pressure,
+      evictionMemoryBytes: this.options.evictionMemoryBytes,
+    };
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());
     try {
       const [version, conditions] = await Promise.race([Promise.all([this.options.runtime.version(), this.options.runtime.status()]), timeout]);

@@ -7,7 +7,7 @@ import type { MachineInfo } from "../node/machine.js";
 export const KUBELET_VERSION = "v1.36.0+nanolet";
 export const MAX_PODS = 110;
 /** Upstream's hard eviction defaults, which allocatable keeps aside. */
-const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;
+export const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;
 const EVICTION_NODEFS_FRACTION = 0.1;
 /** PLEG is unhealthy when its last relist is older than this (upstream relistThreshold). */
 export const PLEG_UNHEALTHY_AFTER_MS = 3 * 60_000;
@@ -21,6 +21,10 @@ export interface NodeHealth {
   runtimeName?: string;
   /** When the last relist succeeded, host ms (0 if never). */
   lastRelistOkMs: number;
+  /** The eviction manager's pressure conditions (all false when unknown). */
+  pressure?: { memory: boolean; disk: boolean; pid: boolean };
+  /** Memory kept aside by the hard memory.available threshold, bytes (allocatable = capacity - it). */
+  evictionMemoryBytes?: number;
 }
 
 export interface NodeCondition {
@@ -38,10 +42,10 @@ export function capacity(machine: MachineInfo): Record<string, string> {
   return { cpu: String(machine.cpuCount), memory: kib(machine.memoryBytes), "ephemeral-storage": kib(machine.ephemeralStorageBytes), pods: String(MAX_PODS) };
 }
 
-export function allocatable(machine: MachineInfo): Record<string, string> {
+export function allocatable(machine: MachineInfo, evictionMemoryBytes = EVICTION_MEMORY_BYTES): Record<string, string> {
   return {
     cpu: String(machine.cpuCount),
-    memory: kib(Math.max(0, machine.memoryBytes - EVICTION_MEMORY_BYTES)),
+    memory: kib(Math.max(0, machine.memoryBytes - evictionMemoryBytes)),
     "ephemeral-storage": String(Math.floor(machine.ephemeralStorageBytes * (1 - EVICTION_NODEFS_FRACTION))),
     pods: String(MAX_PODS),
   };
@@ -69,12 +73,19 @@ export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition
   return { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" };
 }
 
-/** Conditions in upstream's order; pressure is not measured yet (the eviction manager will). */
+/** Conditions in upstream's order, the pressure ones as the core's eviction manager decided. */
 export function nodeConditions(health: NodeHealth, nowMs: number): NodeCondition[] {
+  const p = health.pressure ?? { memory: false, disk: false, pid: false };
   return [
-    { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available" },
-    { type: "DiskPressure", status: "False", reason: "KubeletHasNoDiskPressure", message: "kubelet has no disk pressure" },
-    { type: "PIDPressure", status: "False", reason: "KubeletHasSufficientPID", message: "kubelet has sufficient PID available" },
+    p.memory
+      ? { type: "MemoryPressure", status: "True", reason: "KubeletHasInsufficientMemory", message: "kubelet has insufficient memory available" }
+      : { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available" },
+    p.disk
+      ? { type: "DiskPressure", status: "True", reason: "KubeletHasDiskPressure", message: "kubelet has disk pressure" }
+      : { type: "DiskPressure", status: "False", reason: "KubeletHasNoDiskPressure", message: "kubelet has no disk pressure" },
+    p.pid
+      ? { type: "PIDPressure", status: "True", reason: "KubeletHasInsufficientPID", message: "kubelet has insufficient PID available" }
+      : { type: "PIDPressure", status: "False", reason: "KubeletHasSufficientPID", message: "kubelet has sufficient PID available" },
     readyCondition(health, nowMs),
   ];
 }
@@ -91,7 +102,7 @@ export function stampConditions(next: NodeCondition[], previous: NodeCondition[]
 export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
   return {
     capacity: capacity(machine),
-    allocatable: allocatable(machine),
+    allocatable: allocatable(machine, health.evictionMemoryBytes),
     conditions: nodeConditions(health, nowMs),
     addresses: [
       { type: "InternalIP", address: machine.internalIp },

@@ -9,6 +9,8 @@ import {
   ContainerObservation,
   ContainerSpec,
   ContainerState,
+  LinuxResources,
+  NodePressure,
   PlannedAction,
   PodSpec,
   PodStatus,
@@ -55,6 +57,11 @@ export class FakeNode {
   relistLagMs: u64 = 0;
   /** Pods whose containers the host could not inspect (ContainerStatus failed). */
   uninspectedUids: string[] = [];
+  /** Cgroup values by container ID (create and update) and by pod cgroup parent. */
+  containerResources: Map<string, LinuxResources> = new Map();
+  podCgroups: Map<string, LinuxResources> = new Map();
+  /** The last node-pressure-changed, if any. */
+  pressure: NodePressure | null = null;
 
   constructor(public agent: Agent) {}
 
@@ -77,6 +84,7 @@ export class FakeNode {
       this.log.push(a);
       if (a.kind.tag == ActionTag.Relist) relist = true;
       else if (a.kind.tag == ActionTag.PodStatusChanged) this.statuses.set(a.podUid, a.kind.status!);
+      else if (a.kind.tag == ActionTag.NodePressureChanged) this.pressure = a.kind.pressure;
       else if (a.kind.needsResult()) results.push(this.apply(a));
     }
     if (results.length > 0) this.agent.handleActionResults(this.nowMs, results);
@@ -117,6 +125,7 @@ export class FakeNode {
         s.createdAtNs = nowNs;
         this.sandboxes.push(s);
         r.createdId = s.id;
+        this.podCgroups.set(k.sandbox!.cgroupParent, k.sandbox!.podResources);
         break;
       }
       case ActionTag.CreateContainer: {
@@ -144,6 +153,7 @@ export class FakeNode {
         c.createdAtNs = nowNs;
         this.containers.push(c);
         r.createdId = c.id;
+        this.containerResources.set(c.id, k.create!.resources);
         break;
       }
       case ActionTag.StartContainer: {
@@ -171,6 +181,12 @@ export class FakeNode {
         }
         break;
       }
+      case ActionTag.UpdateContainerResources:
+        this.containerResources.set(k.update!.containerId, k.update!.resources);
+        break;
+      case ActionTag.UpdatePodCgroup:
+        this.podCgroups.set(k.podCgroup!.cgroupParent, k.podCgroup!.resources);
+        break;
       case ActionTag.RemoveSandbox: {
         const kept: SandboxObservation[] = [];
         for (let i = 0; i < this.sandboxes.length; i++) if (this.sandboxes[i].id != k.text) kept.push(this.sandboxes[i]);

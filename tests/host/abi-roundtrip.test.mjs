@@ -18,13 +18,19 @@ const containerSpec = (i) => ({
   workingDir: i % 2 ? "/work/dir" : undefined,
   requests: [{ name: "cpu", quantity: "250m" }],
   limits: i % 2 ? [] : [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "1" }],
+  restartOnResize: i % 2 ? ["memory"] : [],
+});
+
+const resources = (i) => ({
+  cpuShares: 2n + BigInt(i), cpuWeight: 10_000n, cpuQuotaUs: i % 2 ? -1n : 50_000n, cpuPeriodUs: 100_000n,
+  memoryLimitBytes: 2n ** 62n + BigInt(i), oomScoreAdj: i % 2 ? -997 : 1000,
 });
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded" },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown" },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);
@@ -67,16 +73,19 @@ test("action-result round-trips both result cases and every error kind", () => {
 });
 
 test("planned-action round-trips every action-kind case", () => {
-  const sandbox = { podUid: "u1", podName: "p", podNamespace: "ns", attempt: 3, hostNetwork: true, terminationGracePeriodSeconds: 45n, cgroupParent: "/kubepods/besteffort/podu1" };
+  const sandbox = { podUid: "u1", podName: "p", podNamespace: "ns", attempt: 3, hostNetwork: true, terminationGracePeriodSeconds: 45n, cgroupParent: "/kubepods/besteffort/podu1", podResources: resources(0) };
   const status = {
     phase: "running", reason: "", message: "m", sandboxId: "sb",
     containerStatuses: ["waiting", "running", "terminated"].map((state, i) => ({
       name: `c${i}`, containerId: `id${i}`, image: "img", state, reason: "CrashLoopBackOff", message: "back-off 10s",
       exitCode: -2, restartCount: 7, ready: i === 1, startedAtNs: 5n, finishedAtNs: 6n, started: i === 1,
       lastState: i === 0 ? undefined : { containerId: `old${i}`, exitCode: -137, reason: "OOMKilled ☃", message: "", startedAtNs: -1n, finishedAtNs: 2n ** 62n },
+      allocatedResources: i === 0 ? [] : [{ name: "memory", quantity: "64Mi" }],
+      resourceRequests: [{ name: "cpu", quantity: `${i}00m` }],
+      resourceLimits: i === 2 ? [{ name: "cpu", quantity: "1" }, { name: "memory", quantity: "1Gi" }] : [],
     })),
     version: 2n ** 40n,
-    conditions: ["pod-scheduled", "pod-ready-to-start-containers", "initialized", "containers-ready", "ready"].map((conditionType, i) => ({
+    conditions: ["pod-scheduled", "pod-ready-to-start-containers", "initialized", "containers-ready", "ready", "disruption-target", "pod-resize-pending", "pod-resize-in-progress"].map((conditionType, i) => ({
       conditionType, status: i % 2 === 0, reason: i ? "ContainersNotReady" : "", message: "containers with unready status: [a b]", lastTransitionMs: 2n ** 63n + BigInt(i),
     })),
     startTimeMs: 1_764_000_000_123n,
@@ -87,7 +96,7 @@ test("planned-action round-trips every action-kind case", () => {
     { tag: "run-sandbox", val: sandbox },
     { tag: "stop-sandbox", val: "sb1" },
     { tag: "remove-sandbox", val: "sb2" },
-    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1) } },
+    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1), resources: resources(1) } },
     { tag: "start-container", val: { containerId: "c1", containerName: "n1" } },
     { tag: "stop-container", val: { containerId: "c2", containerName: "n2", timeoutSeconds: 30n } },
     { tag: "remove-container", val: { containerId: "c3", containerName: "n3" } },
@@ -95,9 +104,28 @@ test("planned-action round-trips every action-kind case", () => {
     ...["pending", "running", "succeeded", "failed", "unknown"].map((phase) => ({ tag: "pod-status-changed", val: { ...status, phase } })),
     { tag: "pod-event", val: { containerName: "n", eventType: "warning", reason: "BackOff", message: "Back-off" } },
     { tag: "pod-event", val: { containerName: "", eventType: "normal", reason: "Started", message: "" } },
+    { tag: "update-container-resources", val: { containerId: "c4", containerName: "n4 ☃", resources: resources(3) } },
+    { tag: "update-pod-cgroup", val: { cgroupParent: "/kubepods/burstable/podu1", resources: resources(4) } },
+    { tag: "node-pressure-changed", val: { memory: true, disk: false, pid: true } },
+    { tag: "node-pressure-changed", val: { memory: false, disk: true, pid: false } },
   ];
   const actions = kinds.map((kind, i) => ({ id: BigInt(i + 1), podUid: `u${i}`, podNamespace: "ns", podName: "p", kind }));
   assert.deepEqual(check.echoActions(actions), actions);
+});
+
+test("node-stats round-trips with signals, pods and their containers", () => {
+  const stats = {
+    signals: [
+      { signal: "memory.available", available: -5n, capacity: 2n ** 62n },
+      { signal: "nodefs.inodesFree ☃", available: 0n, capacity: 1n },
+    ],
+    pods: [
+      { uid: "u1", memoryWorkingSetBytes: 123_456_789n, ephemeralStorageBytes: 2n ** 40n, processCount: 7n, containers: [{ name: "a", memoryWorkingSetBytes: 1n }, { name: "", memoryWorkingSetBytes: -1n }] },
+      { uid: "", memoryWorkingSetBytes: 0n, ephemeralStorageBytes: 0n, processCount: 0n, containers: [] },
+    ],
+  };
+  assert.deepEqual(check.echoNodeStats(stats), stats);
+  assert.deepEqual(check.echoNodeStats({ signals: [], pods: [] }), { signals: [], pods: [] });
 });
 
 test("option<u64> round-trips", () => {

@@ -35,6 +35,9 @@ function coreStatus(version, overrides = {}) {
       name: "app", containerId: "abc", image: "busybox", state: "running", reason: "", message: "", exitCode: 0, restartCount: 2,
       ready: true, startedAtNs: 1_764_000_000_000_000_000n, finishedAtNs: 0n, started: true,
       lastState: { containerId: "old", exitCode: 3, reason: "Error", message: "", startedAtNs: 1_763_999_990_000_000_000n, finishedAtNs: 1_763_999_999_000_000_000n },
+      allocatedResources: [{ name: "memory", quantity: "64Mi" }],
+      resourceRequests: [{ name: "memory", quantity: "32Mi" }],
+      resourceLimits: [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "500m" }],
     }],
     version,
     conditions: [{ conditionType: "ready", status: true, reason: "", message: "", lastTransitionMs: 1_764_000_000_000n }],
@@ -153,6 +156,25 @@ test("status conversion: waiting with its reason, terminated with times; the api
   const t = apiPodStatus(done, ctx).containerStatuses[0];
   assert.deepEqual(t.state.terminated, { exitCode: 0, reason: "Completed", message: undefined, startedAt: "2025-11-24T16:00:00Z", finishedAt: "2025-11-24T16:00:01Z", containerID: "containerd://abc" });
   assert.deepEqual(t.lastState, {});
+});
+
+test("status conversion: allocated and applied resources; a resize condition the core dropped is deleted by the patch", () => {
+  const ctx = { nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined, hostNetwork: true };
+  const out = apiPodStatus(coreStatus(1n), { ...ctx, current: { conditions: [{ type: "PodResizeInProgress", status: "True" }, { type: "Ready", status: "True" }] } });
+  const c = out.containerStatuses[0];
+  assert.deepEqual(c.allocatedResources, { memory: "64Mi" });
+  assert.deepEqual(c.resources, { requests: { memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } });
+  assert.deepEqual(out.conditions.find((k) => k.type === "PodResizeInProgress"), { type: "PodResizeInProgress", $patch: "delete" });
+  const resizing = coreStatus(2n, { conditions: [{ conditionType: "pod-resize-in-progress", status: true, reason: "", message: "", lastTransitionMs: 1_764_000_000_000n }] });
+  const held = apiPodStatus(resizing, { ...ctx, current: { conditions: [{ type: "PodResizeInProgress", status: "True" }] } });
+  assert.equal(held.conditions.length, 1);
+  assert.equal(held.conditions[0].status, "True");
+  const evicted = coreStatus(3n, { phase: "failed", reason: "Evicted", message: "The node was low on resource: memory. ",
+    conditions: [{ conditionType: "disruption-target", status: true, reason: "TerminationByKubelet", message: "The node was low on resource: memory. ", lastTransitionMs: 1_764_000_000_000n }] });
+  const e = apiPodStatus(evicted, ctx);
+  assert.equal(e.reason, "Evicted");
+  assert.equal(e.conditions[0].type, "DisruptionTarget");
+  assert.equal(e.conditions[0].reason, "TerminationByKubelet");
 });
 
 test("node Ready: runtime down, network not ready and an unhealthy PLEG each say why", () => {

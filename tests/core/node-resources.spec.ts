@@ -1,0 +1,284 @@
+// The agent with node resources: cgroup values handed out with sandboxes and containers, the
+// eviction manager driven by stats passes, admission under pressure and in-place resize.
+import { Agent } from "../../assembly/core/agent";
+import {
+  ActionTag,
+  ContainerUsage,
+  NodeConfig,
+  NodeStats,
+  PodConditionType,
+  PodPhase,
+  PodSpec,
+  PodStatus,
+  PodUsageIn,
+  ResourceQuantity,
+  SignalObservation,
+} from "../../assembly/core/model";
+import { FakeNode, config, spec } from "./fake-node";
+
+const S: u64 = 1000;
+const MI: i64 = 1024 * 1024;
+const GI: i64 = 1024 * MI;
+
+function nodeConfig(hard: string): NodeConfig {
+  const c = new NodeConfig();
+  c.memoryCapacityBytes = <u64>(4 * GI);
+  c.allocatableMemoryBytes = <u64>(4 * GI - 100 * MI);
+  c.allocatableCpuMilli = 2000;
+  c.evictionHard = hard;
+  return c;
+}
+
+function withResources(uid: string, container: string, requests: string[], limits: string[]): PodSpec {
+  const p = spec(uid, "Always", [container]);
+  for (let i = 0; i < requests.length; i += 2) p.containers[0].requests.push(new ResourceQuantity(requests[i], requests[i + 1]));
+  for (let i = 0; i < limits.length; i += 2) p.containers[0].limits.push(new ResourceQuantity(limits[i], limits[i + 1]));
+  return p;
+}
+
+function newNode(hard: string): FakeNode {
+  const node = new FakeNode(new Agent(config()));
+  expect(node.agent.configureNode(nodeConfig(hard))).toBe("");
+  return node;
+}
+
+function usage(uid: string, container: string, bytes: i64): PodUsageIn {
+  const u = new PodUsageIn();
+  u.uid = uid;
+  u.memoryWorkingSetBytes = bytes;
+  u.containers.push(new ContainerUsage(container, bytes));
+  return u;
+}
+
+function memoryStats(availableBytes: i64, pods: PodUsageIn[]): NodeStats {
+  const s = new NodeStats();
+  s.signals.push(new SignalObservation("memory.available", availableBytes, 4 * GI));
+  s.pods = pods;
+  return s;
+}
+
+function condition(status: PodStatus, type: i32): i32 {
+  for (let i = 0; i < status.conditions.length; i++) if (status.conditions[i].conditionType == type) return i;
+  return -1;
+}
+
+/** Three pods: a BestEffort hog, a Burstable pod within its request, a Guaranteed one. */
+function threePods(): FakeNode {
+  const node = newNode("memory.available<100Mi");
+  node.agent.handlePods(node.nowMs, [
+    withResources("hog", "hog-c", [], []),
+    withResources("mid", "mid-c", ["memory", "256Mi"], []),
+    withResources("gua", "gua-c", ["memory", "128Mi", "cpu", "500m"], ["memory", "128Mi", "cpu", "500m"]),
+  ]);
+  node.runUntil(node.nowMs + 2 * S);
+  return node;
+}
+
+function threeUsages(): PodUsageIn[] {
+  return [usage("hog", "hog-c", 500 * MI), usage("mid", "mid-c", 100 * MI), usage("gua", "gua-c", 100 * MI)];
+}
+
+describe("node resources: cgroup values", () => {
+  it("gives a Guaranteed container shares, quota, memory limit and -997, and its pod the totals", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [withResources("g", "app", ["cpu", "500m", "memory", "64Mi"], ["cpu", "500m", "memory", "64Mi"])]);
+    node.runUntil(node.nowMs + 2 * S);
+    const c = node.containerResources.get(node.newest("app")!.id);
+    expect(c.cpuShares).toBe(512);
+    expect(c.cpuQuotaUs).toBe(50000);
+    expect(c.cpuPeriodUs).toBe(100000);
+    expect(c.memoryLimitBytes).toBe(64 * MI);
+    expect(c.oomScoreAdj).toBe(-997);
+    const pod = node.podCgroups.get("/kubepods/podg");
+    expect(pod.cpuShares).toBe(512);
+    expect(pod.memoryLimitBytes).toBe(64 * MI);
+  });
+
+  it("scores a Burstable container by its share of the node's memory, a BestEffort one 1000", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [withResources("b", "bur", ["memory", "1Gi"], []), withResources("e", "eff", [], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.containerResources.get(node.newest("bur")!.id).oomScoreAdj).toBe(750); // 1000 - 1000 * 1Gi / 4Gi
+    expect(node.containerResources.get(node.newest("eff")!.id).oomScoreAdj).toBe(1000);
+    expect(node.containerResources.get(node.newest("eff")!.id).cpuShares).toBe(2);
+    expect(node.podCgroups.has("/kubepods/besteffort/pode")).toBe(true);
+    expect(node.podCgroups.has("/kubepods/burstable/podb")).toBe(true);
+  });
+
+  it("refuses a bad eviction setting with upstream's words and keeps the old one", () => {
+    const node = newNode("memory.available<100Mi");
+    expect(node.agent.configureNode(nodeConfig("memory.available<-1Mi"))).toBe("eviction threshold memory.available must be positive: -1Mi");
+    expect(node.agent.configureNode(nodeConfig("memory.free<1Mi"))).toBe("unsupported eviction signal memory.free");
+  });
+});
+
+describe("node resources: eviction", () => {
+  it("evicts the pod using most above its request, one per interval, Failed with reason Evicted", () => {
+    const node = threePods();
+    const before = node.log.length;
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, threeUsages()));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.pressure!.memory).toBe(true);
+    const hog = node.statuses.get("hog");
+    expect(hog.phase).toBe(PodPhase.Failed);
+    expect(hog.reason).toBe("Evicted");
+    expect(hog.message).toBe("The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container hog-c was using 500Mi, request is 0, has larger consumption of memory. ");
+    const at = condition(hog, PodConditionType.DisruptionTarget);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(hog.conditions[at].reason).toBe("TerminationByKubelet");
+    expect(node.runningCount("hog-c")).toBe(0);
+    expect(node.runningCount("mid-c")).toBe(1);
+    // The hard threshold's grace is 1 s; every container still gets the 2 s minimum.
+    let stopTimeout: i64 = -1;
+    for (let i = before; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.StopContainer) stopTimeout = node.log[i].kind.stop!.timeoutSeconds;
+    expect(stopTimeout).toBe(2);
+
+    // Still under pressure 5 s later: not yet another eviction (one per 10 s interval).
+    node.nowMs += 5 * S;
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, threeUsages()));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.runningCount("mid-c")).toBe(1);
+    expect(node.runningCount("gua-c")).toBe(1);
+
+    // After the interval: the next in ranking order. Both remaining pods use less than they
+    // request and have the same priority, so the one closest to its request goes first:
+    // gua (100Mi of 128Mi, -28Mi) before mid (100Mi of 256Mi, -156Mi).
+    node.nowMs += 5 * S;
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, threeUsages()));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.statuses.get("gua").reason).toBe("Evicted");
+    expect(node.runningCount("mid-c")).toBe(1);
+  });
+
+  it("never evicts a static (critical) pod, and never restarts an evicted one", () => {
+    const node = newNode("memory.available<100Mi");
+    const crit = withResources("crit", "crit-c", [], []);
+    crit.staticPod = true;
+    node.agent.handlePods(node.nowMs, [crit, withResources("plain", "plain-c", ["memory", "1Gi"], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    node.agent.handleNodeStats(node.nowMs, memoryStats(10 * MI, [usage("crit", "crit-c", 900 * MI), usage("plain", "plain-c", 10 * MI)]));
+    node.runUntil(node.nowMs + 30 * S);
+    expect(node.runningCount("crit-c")).toBe(1);
+    expect(node.statuses.get("plain").reason).toBe("Evicted");
+    expect(node.runningCount("plain-c")).toBe(0);
+  });
+
+  it("holds MemoryPressure for the transition period, and refuses BestEffort pods meanwhile", () => {
+    const node = threePods();
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, threeUsages()));
+    node.runUntil(node.nowMs + 1 * S);
+    node.agent.handleNodeStats(node.nowMs, memoryStats(2 * GI, threeUsages()));
+    node.agent.handlePods(node.nowMs, [
+      withResources("hog", "hog-c", [], []),
+      withResources("mid", "mid-c", ["memory", "256Mi"], []),
+      withResources("gua", "gua-c", ["memory", "128Mi", "cpu", "500m"], ["memory", "128Mi", "cpu", "500m"]),
+      withResources("late-be", "late-be-c", [], []),
+      withResources("late-bu", "late-bu-c", ["memory", "10Mi"], []),
+    ]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.pressure!.memory).toBe(true);
+    const refused = node.statuses.get("late-be");
+    expect(refused.phase).toBe(PodPhase.Failed);
+    expect(refused.reason).toBe("Evicted");
+    expect(refused.message).toBe("The node had condition: [MemoryPressure]. ");
+    expect(node.runningCount("late-be-c")).toBe(0);
+    expect(node.runningCount("late-bu-c")).toBe(1);
+    // Five minutes after pressure was last seen, the condition goes.
+    node.nowMs += 301 * S;
+    node.agent.handleNodeStats(node.nowMs, memoryStats(2 * GI, threeUsages()));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.pressure!.memory).toBe(false);
+  });
+});
+
+function resized(uid: string, container: string, memory: string, restart: bool): PodSpec {
+  const p = withResources(uid, container, ["memory", memory, "cpu", "250m"], ["memory", memory, "cpu", "250m"]);
+  if (restart) p.containers[0].restartOnResize.push("memory");
+  return p;
+}
+
+describe("node resources: in-place resize", () => {
+  it("grows the pod cgroup, then the container, keeping the container and its restart count", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [resized("r", "r-c", "64Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    const id = node.newest("r-c")!.id;
+    const before = node.log.length;
+    node.agent.handlePods(node.nowMs, [resized("r", "r-c", "128Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.newest("r-c")!.id).toBe(id);
+    expect(node.newest("r-c")!.attempt).toBe(0);
+    expect(node.containerResources.get(id).memoryLimitBytes).toBe(128 * MI);
+    expect(node.podCgroups.get("/kubepods/podr").memoryLimitBytes).toBe(128 * MI);
+    let order = "";
+    for (let i = before; i < node.log.length; i++) {
+      const tag = node.log[i].kind.tag;
+      if (tag == ActionTag.UpdatePodCgroup) order += "pod,";
+      if (tag == ActionTag.UpdateContainerResources) order += "container,";
+      expect(tag).not.toBe(ActionTag.StopContainer);
+    }
+    expect(order).toBe("pod,container,");
+    const status = node.statuses.get("r");
+    expect(status.containerStatuses[0].resourceLimits[0].quantity).toBe("128Mi");
+    expect(status.containerStatuses[0].allocatedResources[0].quantity).toBe("128Mi");
+    expect(condition(status, PodConditionType.PodResizeInProgress)).toBe(-1);
+    expect(condition(status, PodConditionType.PodResizePending)).toBe(-1);
+  });
+
+  it("shrinks the container first, then the pod cgroup", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [resized("s", "s-c", "128Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    const before = node.log.length;
+    node.agent.handlePods(node.nowMs, [resized("s", "s-c", "64Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    let order = "";
+    for (let i = before; i < node.log.length; i++) {
+      const tag = node.log[i].kind.tag;
+      if (tag == ActionTag.UpdatePodCgroup) order += "pod,";
+      if (tag == ActionTag.UpdateContainerResources) order += "container,";
+    }
+    expect(order).toBe("container,pod,");
+    expect(node.podCgroups.get("/kubepods/pods").memoryLimitBytes).toBe(64 * MI);
+  });
+
+  it("restarts the container when its resizePolicy says RestartContainer", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [resized("x", "x-c", "64Mi", true)]);
+    node.runUntil(node.nowMs + 2 * S);
+    const id = node.newest("x-c")!.id;
+    node.agent.handlePods(node.nowMs, [resized("x", "x-c", "128Mi", true)]);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.newest("x-c")!.id).not.toBe(id);
+    expect(node.runningCount("x-c")).toBe(1);
+    expect(node.containerResources.get(node.newest("x-c")!.id).memoryLimitBytes).toBe(128 * MI);
+  });
+
+  it("marks a resize beyond the node Infeasible, and one below current usage Deferred until it fits", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [resized("i", "i-c", "128Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    node.agent.handlePods(node.nowMs, [resized("i", "i-c", "64Gi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    let status = node.statuses.get("i");
+    let at = condition(status, PodConditionType.PodResizePending);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(status.conditions[at].reason).toBe("Infeasible");
+    expect(node.count(ActionTag.UpdateContainerResources)).toBe(0);
+    expect(status.containerStatuses[0].allocatedResources[0].quantity).toBe("128Mi"); // not admitted
+
+    node.agent.handleNodeStats(node.nowMs, memoryStats(2 * GI, [usage("i", "i-c", 100 * MI)]));
+    node.agent.handlePods(node.nowMs, [resized("i", "i-c", "64Mi", false)]);
+    node.runUntil(node.nowMs + 2 * S);
+    status = node.statuses.get("i");
+    at = condition(status, PodConditionType.PodResizePending);
+    expect(status.conditions[at].reason).toBe("Deferred");
+    expect(node.count(ActionTag.UpdateContainerResources)).toBe(0);
+
+    node.agent.handleNodeStats(node.nowMs, memoryStats(2 * GI, [usage("i", "i-c", 30 * MI)]));
+    node.runUntil(node.nowMs + 2 * S);
+    status = node.statuses.get("i");
+    expect(condition(status, PodConditionType.PodResizePending)).toBe(-1);
+    expect(node.containerResources.get(node.newest("i-c")!.id).memoryLimitBytes).toBe(64 * MI);
+  });
+});
