@@ -10,6 +10,9 @@ export interface PodRow {
   name: string;
   origin: string;
   phase: string;
+  /** Pod-level reason and message (`Evicted` and why), empty when none. */
+  reason?: string;
+  message?: string;
   restarts: number;
   containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number }[];
   statusVersion: number;
@@ -56,6 +59,8 @@ export class PodTable {
     if (version <= row.statusVersion) return; // per-pod versions only increase
     row.statusVersion = version;
     row.phase = status.phase.charAt(0).toUpperCase() + status.phase.slice(1);
+    row.reason = status.reason;
+    row.message = status.message;
     row.containers = status.containerStatuses.map((c) => ({
       name: c.name,
       state: c.state,
@@ -101,7 +106,7 @@ export function formatPodTable(snapshot: PodTableSnapshot): string {
   const rows = snapshot.pods.map((p) => [
     p.namespace,
     p.name,
-    p.phase,
+    p.reason ? `${p.phase}(${p.reason})` : p.phase,
     String(p.restarts),
     p.containers.map((c) => `${c.name}:${c.state}${c.reason ? `(${c.reason})` : ""}`).join(",") || "-",
   ]);

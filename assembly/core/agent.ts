@@ -174,8 +174,8 @@ export class Agent {
         rec.setSpec(spec);
         rec.startTimeMs = nowMs;
         acceptAllocation(rec, spec);
+        rec.needsAdmission = true;
         this.addPod(rec);
-        this.admit(rec, spec);
       }
       // A pod marked for deletion is stopped for good; its status is still reported, and says
       // `finished` once everything is stopped so the host can delete the apiserver object.
@@ -200,6 +200,9 @@ export class Agent {
   /// (memory pressure refuses only BestEffort pods that do not tolerate it); critical pods
   /// always pass. A refused pod is Failed with reason Evicted and never started.
   private admit(rec: PodRecord, spec: PodSpec): void {
+    rec.needsAdmission = false;
+    // A pod the runtime already runs (an agent restart) was admitted before: keep it.
+    if (rec.sandboxes.length > 0 || rec.containers.length > 0) return;
     if (spec.beingDeleted || spec.hasReportedTerminalPhase) return;
     const result = admitUnderPressure(this.eviction.conditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
     if (result.admit) return;
@@ -533,6 +536,7 @@ export class Agent {
 
   private runWorker(rec: PodRecord): void {
     rec.dirty = false;
+    if (rec.needsAdmission && rec.spec !== null) this.admit(rec, rec.spec!);
     this.refreshStatus(rec);
     if (rec.state == WorkerState.SyncPod) {
       if (rec.terminal) {

@@ -76,6 +76,8 @@ export class PodRecord {
   /// A grace period imposed by the node (eviction); -1 for none.
   graceOverrideSeconds: i64 = -1;
   failure: PodFailure | null = null;
+  /** New to this agent: checked against node pressure once the runtime's view is known. */
+  needsAdmission: bool = false;
   /// The QoS class decided when the pod was first accepted; a resize never changes it.
   qos: QosClass = QosClass.BestEffort;
   /// Resources given to the runtime, by container ID.

@@ -13,7 +13,7 @@ import { Store } from "./store.mjs";
 
 /** Resources served, with their API group version, kind and scope. */
 const RESOURCES = {
-  pods: { groupVersion: "v1", kind: "Pod", namespaced: true, subresources: ["status"] },
+  pods: { groupVersion: "v1", kind: "Pod", namespaced: true, subresources: ["status", "resize"] },
   nodes: { groupVersion: "v1", kind: "Node", namespaced: false, subresources: ["status"] },
   events: { groupVersion: "v1", kind: "Event", namespaced: true, subresources: [] },
   leases: { groupVersion: "coordination.k8s.io/v1", kind: "Lease", namespaced: true, subresources: [] },
@@ -227,6 +227,7 @@ export class FakeApiServer {
   merged(resource, stored, incoming, subresource) {
     const spec = RESOURCES[resource];
     if (subresource === "status") return { ...this.withKind(resource, stored), status: incoming.status };
+    if (subresource === "resize") return resized(this.withKind(resource, stored), incoming);
     const replaced = { ...incoming, kind: spec.kind, apiVersion: spec.groupVersion, metadata: { ...incoming.metadata, namespace: stored.metadata.namespace } };
     if (spec.subresources.includes("status")) replaced.status = stored.status; // status has its own door
     // A pod's generation counts its spec changes.
@@ -329,6 +330,52 @@ function parseObject(body, resource) {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(`${resource}: expected a JSON object`);
   return value;
+}
+
+/**
+ * The `resize` subresource (in-place resize, GA in 1.35): only the containers' cpu and memory
+ * requests and limits (and resize policies) change; the QoS class may not; the spec generation
+ * counts it.
+ */
+function resized(stored, incoming) {
+  const name = stored.metadata.name;
+  const before = stored.spec?.containers ?? [];
+  const after = incoming.spec?.containers ?? [];
+  if (after.length !== before.length || after.some((c, i) => c.name !== before[i].name)) {
+    throw invalid("pods", name, "spec.containers: Forbidden: containers may not be added, removed or renamed by a resize");
+  }
+  const containers = before.map((c, i) => {
+    const resources = after[i].resources ?? {};
+    for (const list of ["requests", "limits"]) {
+      const was = c.resources?.[list] ?? {};
+      const now = resources[list] ?? {};
+      for (const key of new Set([...Object.keys(was), ...Object.keys(now)])) {
+        if (key !== "cpu" && key !== "memory" && was[key] !== now[key]) {
+          throw invalid("pods", name, `spec.containers[${i}].resources.${list}[${key}]: Forbidden: only cpu and memory resources are mutable`);
+        }
+      }
+    }
+    return { ...c, resources, resizePolicy: after[i].resizePolicy ?? c.resizePolicy };
+  });
+  const next = { ...stored, spec: { ...stored.spec, containers } };
+  if (qosClass(next.spec) !== qosClass(stored.spec)) throw invalid("pods", name, "spec: Forbidden: Pod QOS Class may not change as a result of resizing");
+  next.metadata = { ...stored.metadata, generation: (stored.metadata.generation ?? 1) + 1 };
+  return next;
+}
+
+/** The pod's QoS class (v1/helper/qos): requests default to limits. */
+function qosClass(spec) {
+  let any = false;
+  let guaranteed = true;
+  for (const c of spec.containers ?? []) {
+    for (const r of ["cpu", "memory"]) {
+      const limit = c.resources?.limits?.[r];
+      const request = c.resources?.requests?.[r] ?? limit;
+      if (request !== undefined || limit !== undefined) any = true;
+      if (limit === undefined || request !== limit) guaranteed = false;
+    }
+  }
+  return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
 }
 
 function validate(resource, obj) {

@@ -197,6 +197,25 @@ function resized(uid: string, container: string, memory: string, restart: bool):
   return p;
 }
 
+describe("node resources: admission after an agent restart", () => {
+  it("keeps a BestEffort pod the runtime already runs, even when pressure is known first", () => {
+    const node = newNode("memory.available<100Mi");
+    node.agent.handlePods(node.nowMs, [withResources("be", "be-c", [], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    const id = node.newest("be-c")!.id;
+    node.agent = new Agent(config()); // the agent restarts: its state is gone
+    expect(node.agent.configureNode(nodeConfig("memory.available<100Mi"))).toBe("");
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, [usage("be", "be-c", 1 * MI)]));
+    node.agent.handlePods(node.nowMs, [withResources("be", "be-c", [], []), withResources("new-be", "new-be-c", [], [])]);
+    node.runUntil(node.nowMs + 3 * S);
+    expect(node.newest("be-c")!.id).toBe(id);
+    expect(node.runningCount("be-c")).toBe(1);
+    expect(node.statuses.get("be").phase).toBe(PodPhase.Running);
+    expect(node.statuses.get("new-be").reason).toBe("Evicted"); // a new one is refused
+    expect(node.runningCount("new-be-c")).toBe(0);
+  });
+});
+
 describe("node resources: in-place resize", () => {
   it("grows the pod cgroup, then the container, keeping the container and its restart count", () => {
     const node = newNode("");
