@@ -118,8 +118,10 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     out.podIP = podIp;
     out.podIPs = [{ ip: podIp }];
   }
-  out.reason = status.reason || null;
-  out.message = status.message || null;
+  // The apiserver's reason stays unless the core gives one (upstream keeps pod.Status.Reason):
+  // after an agent restart an evicted pod is still Evicted.
+  out.reason = status.reason || current.reason || null;
+  out.message = status.message || current.message || null;
   out.startTime = current.startTime ?? (status.startTimeMs > 0n ? apiTime(Number(status.startTimeMs)) : undefined);
   return out;
 }

@@ -54,7 +54,7 @@ function summarise(r: SimReport): string {
   const s = r.stats;
   return (
     `${r.ok ? "ok  " : "FAIL"} seed=${r.seed} scenario=${r.scenario} simulated=${formatDuration(r.simulatedMs)} wall=${r.wallMs.toFixed(0)}ms speed=${speed}x ` +
-    `starts=${s.containerStarts} restarts=${s.restarts} relists=${s.relists} faults=${s.faultsInjected} agentRestarts=${s.agentRestarts} runtimeRestarts=${s.runtimeRestarts}`
+    `starts=${s.containerStarts} restarts=${s.restarts} relists=${s.relists} faults=${s.faultsInjected} agentRestarts=${s.agentRestarts} runtimeRestarts=${s.runtimeRestarts}${s.statsPasses > 0 ? ` statsPasses=${s.statsPasses} evictions=${s.evictions}` : ""}`
   );
 }
 

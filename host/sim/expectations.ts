@@ -25,6 +25,7 @@ export function evaluateExpectation(e: Expectation, uid: string | undefined, sta
   }
   for (const name of e.running ?? []) if (runtime.runningNamed(uid, name).length === 0) problems.push(`${name} is not running`);
   for (const name of e.notRunning ?? []) if (runtime.runningNamed(uid, name).length > 0) problems.push(`${name} is running`);
+  if (e.podReason !== undefined && (status?.reason ?? "") !== e.podReason) problems.push(`pod reason is "${status?.reason ?? ""}", want "${e.podReason}"`);
   if (e.gone !== undefined) {
     const left = [...runtime.sandboxes.values()].filter((s) => s.podUid === uid).length + [...runtime.containers.values()].filter((c) => c.podUid === uid).length;
     if (e.gone && left > 0) problems.push(`${left} sandbox(es) and container(s) are left`);

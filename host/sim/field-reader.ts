@@ -73,6 +73,15 @@ export class Reader {
     }
   }
 
+  /** Bytes as a Kubernetes quantity: `64Mi`, `1Gi`, `500M`, or a plain number. */
+  bytes(value: unknown, field: string): number {
+    const text = typeof value === "number" ? String(value) : value;
+    const m = typeof text === "string" ? /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(text.trim()) : null;
+    if (!m) this.fail(field, `expected bytes such as 64Mi or 1Gi, got ${describe(value)}`);
+    const scale: Record<string, number> = { "": 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+    return Math.round(Number(m[1]) * scale[m[2] ?? ""]);
+  }
+
   /** Refuses keys the format does not have: a typo must not silently test nothing. */
   only(obj: Obj, field: string, allowed: string[]): void {
     for (const key of Object.keys(obj)) {

@@ -2,6 +2,10 @@
 // and the statuses the core publishes. Each rule is an independent model of upstream behaviour,
 // not a call into the core: a core bug cannot hide itself.
 import type { SimContainer, SimRuntime } from "./sim-runtime.js";
+import { RankedPod, rankMemoryPressure } from "./eviction-reference.js";
+
+/** Upstream's SystemCriticalPriority: pods at or above it, and static pods, are never evicted. */
+export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 
 export interface Violation {
   atMs: number;
@@ -28,6 +32,10 @@ export class Invariants {
   /** Terminal phase per pod uid, once reached. */
   private terminal = new Map<string, string>();
   restartsSeen = 0;
+  /** Pods the core evicted (uid), and when the last eviction was. */
+  readonly evicted = new Set<string>();
+  private lastEvictionAtMs: number | undefined;
+  evictions = 0;
 
   constructor(private config: InvariantConfig) {}
 
@@ -140,6 +148,38 @@ export class Invariants {
   /** A pod marked for deletion was not reported finished by its grace period and a relist. */
   deletedPodNotFinished(podName: string, podUid: string, markedAtMs: number, nowMs: number): void {
     this.violate(nowMs, "deleted-pod-finishes", `pod ${podName} (${podUid}) marked for deletion at ${markedAtMs} ms is not finished at ${nowMs} ms`);
+  }
+
+  /**
+   * The core evicted `uid` (a status with reason Evicted and a DisruptionTarget condition).
+   * It must not be critical; the previous eviction must be an interval ago; and no candidate
+   * may rank before it by upstream's memory order, as computed here from the stats the core was
+   * given (`candidates`: the active, non-critical pods then).
+   */
+  onEviction(uid: string, critical: boolean, candidates: RankedPod[] | undefined, intervalMs: number, nowMs: number): void {
+    if (this.evicted.has(uid)) return;
+    this.evicted.add(uid);
+    this.evictions++;
+    if (critical) this.violate(nowMs, "critical-pod-not-evicted", `pod ${uid} is critical (static or system priority) yet was evicted`);
+    if (this.lastEvictionAtMs !== undefined && nowMs - this.lastEvictionAtMs < intervalMs) {
+      this.violate(nowMs, "one-eviction-per-interval", `pod ${uid} evicted ${nowMs - this.lastEvictionAtMs} ms after the previous eviction; the interval is ${intervalMs} ms`);
+    }
+    this.lastEvictionAtMs = nowMs;
+    if (!candidates) return;
+    const first = rankMemoryPressure(candidates)[0];
+    if (first && first.uid !== uid) {
+      this.violate(nowMs, "eviction-ranking", `pod ${uid} was evicted, but ${first.uid} ranks first (${JSON.stringify(first)}; evicted: ${JSON.stringify(candidates.find((c) => c.uid === uid) ?? "not a candidate")})`);
+    }
+  }
+
+  /** The core asked to start something of a pod it evicted. */
+  startedAfterEviction(podUid: string, call: string, nowMs: number): void {
+    this.violate(nowMs, "evicted-pod-not-restarted", `pod ${podUid} was evicted, yet the core asked for ${call}`);
+  }
+
+  /** An evicted pod still has a running container long after its grace period. */
+  evictedStillRunning(podUid: string, running: number, nowMs: number): void {
+    this.violate(nowMs, "evicted-pod-stops", `pod ${podUid} was evicted, yet ${running} container(s) still run`);
   }
 
   trap(nowMs: number, message: string): void {

@@ -174,6 +174,8 @@ export class SimPodSource {
   private prepare(d: DesiredPod): void {
     try {
       d.spec = podFromManifest(d.source.manifest, { nodeName: this.scenario.nodeName, source: this.scenario.file, documentIndex: this.desired.indexOf(d) });
+      // From an apiserver a pod is not static (static pods are critical: never evicted).
+      if (this.scenario.source === "apiserver") d.spec.staticPod = false;
       d.problem = undefined;
     } catch (error) {
       if (!(error instanceof ManifestError)) throw error;

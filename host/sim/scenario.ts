@@ -22,6 +22,7 @@ export const CRI_CALLS = [
   "ListPodSandbox",
   "ListContainers",
   "ContainerStatus",
+  "UpdateContainerResources",
 ] as const;
 export type CriCall = (typeof CRI_CALLS)[number];
 
@@ -37,6 +38,23 @@ export interface ContainerBehaviour {
   stopAfter: DurationRange;
   /** Ignores SIGTERM: only the kill at the end of the grace period stops it. */
   ignoreSigterm: boolean;
+  /** Memory working set while it runs, bytes (a `memory` timeline entry changes it). */
+  memoryBytes: number;
+}
+
+/** The node's memory and the kubelet's eviction flags; without it, no stats pass is made. */
+export interface ScenarioMemory {
+  capacityBytes: number;
+  /** What the system outside pods uses. */
+  systemBytes: number;
+  evictionHard: string;
+  evictionSoft: string;
+  evictionSoftGracePeriod: string;
+  evictionMinimumReclaim: string;
+  /** The stats pass (and eviction) interval. */
+  intervalMs: number;
+  transitionPeriodMs: number;
+  maxPodGracePeriodSeconds: number;
 }
 
 export interface ScenarioPod {
@@ -66,7 +84,8 @@ export type TimelineAction =
   | { type: "add"; pod: ScenarioPod }
   | { type: "update"; pod: ScenarioPod }
   | { type: "delete"; pod: string; graceSeconds?: number }
-  | { type: "suspend"; forMs: number };
+  | { type: "suspend"; forMs: number }
+  | { type: "memory"; pod: string; container: string; bytes: number };
 
 export interface TimelineEntry {
   atMs: number;
@@ -90,6 +109,8 @@ export interface Expectation {
   notRunning?: string[];
   /** No sandbox or container of the pod is left in the runtime. */
   gone?: boolean;
+  /** The pod's own reason, from the published status (`Evicted`; "" for none). */
+  podReason?: string;
   /** Line shown when it fails. */
   text: string;
 }
@@ -116,6 +137,8 @@ export interface Scenario {
    * publishes comes back on the pod (reported-terminal-phase), as the watch shows it.
    */
   source: "file" | "apiserver";
+  /** The node's memory and eviction settings; none: no stats, no eviction. */
+  memory?: ScenarioMemory;
   /** Images the registry does not have. */
   missingImages: string[];
   /** Images present before the run; every other image is pulled on first use. */
@@ -134,7 +157,7 @@ const DEFAULT_LATENCY: Record<string, string> = {
 
 function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehaviour {
   const b = r.object(value, field);
-  r.only(b, field, ["exitAfter", "exitCode", "stopAfter", "ignoreSigterm"]);
+  r.only(b, field, ["exitAfter", "exitCode", "stopAfter", "ignoreSigterm", "memory"]);
   const ignoreSigterm = b.ignoreSigterm ?? false;
   if (typeof ignoreSigterm !== "boolean") r.fail(`${field}.ignoreSigterm`, `expected true or false, got ${describe(ignoreSigterm)}`);
   return {
@@ -142,6 +165,25 @@ function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehav
     exitCode: b.exitCode === undefined ? 0 : r.int(b.exitCode, `${field}.exitCode`, 0, 255),
     stopAfter: r.range(b.stopAfter ?? "10ms", `${field}.stopAfter`),
     ignoreSigterm,
+    memoryBytes: b.memory === undefined ? 1024 * 1024 : r.bytes(b.memory, `${field}.memory`),
+  };
+}
+
+function readMemory(r: Reader, value: unknown): ScenarioMemory | undefined {
+  if (value === undefined) return undefined;
+  const m = r.object(value, "memory");
+  r.only(m, "memory", ["capacity", "system", "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "interval", "transitionPeriod", "maxPodGracePeriod"]);
+  const text = (v: unknown, field: string) => (v === undefined ? "" : r.string(v, `memory.${field}`));
+  return {
+    capacityBytes: r.bytes(m.capacity ?? "4Gi", "memory.capacity"),
+    systemBytes: r.bytes(m.system ?? "300Mi", "memory.system"),
+    evictionHard: m.evictionHard === undefined ? "memory.available<100Mi" : text(m.evictionHard, "evictionHard"),
+    evictionSoft: text(m.evictionSoft, "evictionSoft"),
+    evictionSoftGracePeriod: text(m.evictionSoftGracePeriod, "evictionSoftGracePeriod"),
+    evictionMinimumReclaim: text(m.evictionMinimumReclaim, "evictionMinimumReclaim"),
+    intervalMs: r.duration(m.interval ?? "10s", "memory.interval"),
+    transitionPeriodMs: r.duration(m.transitionPeriod ?? "5m", "memory.transitionPeriod"),
+    maxPodGracePeriodSeconds: m.maxPodGracePeriod === undefined ? 0 : r.int(m.maxPodGracePeriod, "memory.maxPodGracePeriod", 0, 3600),
   };
 }
 
@@ -161,7 +203,7 @@ function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
   return { key, manifest, behaviour };
 }
 
-const ACTIONS = ["exit", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend"];
+const ACTIONS = ["exit", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory"];
 
 function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>): TimelineAction {
   const present = ACTIONS.filter((a) => entry[a] !== undefined);
@@ -223,6 +265,12 @@ function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>):
     }
     case "suspend":
       return { type, forMs: r.duration(v, at) };
+    case "memory": {
+      // A container's working set changes (a leak, a load): it holds from now on.
+      const o = r.object(v, at);
+      r.only(o, at, ["pod", "container", "usage"]);
+      return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`), container: r.string(o.container, `${at}.container`), bytes: r.bytes(o.usage, `${at}.usage`) };
+    }
   }
   return r.fail(field, "unreachable");
 }
@@ -235,7 +283,7 @@ function readCounts(r: Reader, value: unknown, field: string): Record<string, nu
 
 function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<string>, durationMs: number): Expectation {
   const o = r.object(value, field);
-  r.only(o, field, ["at", "by", "pod", "phase", "restarts", "minRestarts", "reason", "running", "notRunning", "gone"]);
+  r.only(o, field, ["at", "by", "pod", "phase", "restarts", "minRestarts", "reason", "running", "notRunning", "gone", "podReason"]);
   if ((o.at === undefined) === (o.by === undefined)) r.fail(field, "expected exactly one of: at, by");
   const atMs = o.at === undefined ? undefined : r.duration(o.at, `${field}.at`);
   const byMs = o.by === undefined ? undefined : r.duration(o.by, `${field}.by`);
@@ -260,6 +308,7 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
     running: o.running === undefined ? undefined : r.strings(o.running, `${field}.running`),
     notRunning: o.notRunning === undefined ? undefined : r.strings(o.notRunning, `${field}.notRunning`),
     gone: o.gone as boolean | undefined,
+    podReason: o.podReason === undefined ? undefined : typeof o.podReason === "string" ? o.podReason : r.fail(`${field}.podReason`, "expected a string"),
     text: `${field} (${o.at !== undefined ? `at ${o.at}` : `by ${o.by}`}, pod ${pod})`,
   };
 }
@@ -268,7 +317,7 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "pods", "timeline", "expect"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect"]);
   const source = o.source ?? "file";
   if (source !== "file" && source !== "apiserver") r.fail("source", `expected file or apiserver, got ${describe(source)}`);
   const durationMs = r.duration(o.duration ?? "10m", "duration");
@@ -325,6 +374,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     latency,
     criTimeoutMs: r.duration(o.criTimeout ?? "2m", "criTimeout"),
     source: source as "file" | "apiserver",
+    memory: readMemory(r, o.memory),
     missingImages: r.strings(images.missing, "images.missing"),
     preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
     pods,

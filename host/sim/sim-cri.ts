@@ -158,6 +158,9 @@ export class SimCri {
       case "remove-container":
         this.call("RemoveContainer", () => (rt.removeContainer(kind.val.containerId), ""), done);
         return;
+      case "update-container-resources":
+        this.call("UpdateContainerResources", () => (rt.updateResources(kind.val.containerId, kind.val.resources), ""), done);
+        return;
       default:
         throw new Error(`simulator: ${kind.tag} is not a runtime action`);
     }

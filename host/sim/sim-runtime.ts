@@ -2,7 +2,7 @@
 // state names, held in memory and changed only when the simulator says a call takes effect. It
 // keeps its state across a simulated restart, as containerd does. Synchronous by design: the
 // simulator decides when things happen, this decides what happens.
-import type { ContainerObservation, CreateContainer, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core-types.js";
+import type { ContainerObservation, CreateContainer, LinuxResources, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core-types.js";
 import { GrpcCode, RuntimeError } from "../cri/runtime.js";
 import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist-packing.js";
 import type { Prng } from "./prng.js";
@@ -38,6 +38,8 @@ export interface SimContainer {
   runNumber: number;
   /** The core asked to stop it (it may have exited on its own before or meanwhile). */
   stopRequested?: boolean;
+  /** Cgroup values from the create, or the last in-place resize. */
+  resources?: LinuxResources;
   /** What a relist shows of it, packed; dropped whenever it changes. */
   seen?: { observation: ContainerObservation; segment: PackedSegment };
 }
@@ -127,6 +129,7 @@ export class SimRuntime {
       attempt: create.attempt,
       image,
       specHash: create.specHash,
+      resources: create.resources,
       state: "created",
       createdAtMs: nowMs,
       startedAtMs: 0,
@@ -194,6 +197,13 @@ export class SimRuntime {
   }
 
   /** Running containers of one pod with one name (more than one breaks an invariant). */
+  /** CRI UpdateContainerResources: only a created or running container can be resized. */
+  updateResources(id: string, resources: LinuxResources): void {
+    const c = this.mustGet(id, "UpdateContainerResources");
+    if (c.state === "exited") throw new RuntimeError(`UpdateContainerResources: container ${id} is not running`, GrpcCode.UNKNOWN, "UpdateContainerResources");
+    c.resources = resources;
+  }
+
   runningNamed(podUid: string, name: string): SimContainer[] {
     const out: SimContainer[] = [];
     for (const c of this.containers.values()) if (c.podUid === podUid && c.name === name && c.state === "running") out.push(c);

@@ -3,7 +3,10 @@
 // virtual clock that jumps from event to event. Every random choice comes from one seed. This
 // file drives the core as the agent loop does and plays the scenario's timeline; the parts live
 // beside it: faults.ts, pod-source.ts, expectations.ts, invariants.ts.
-import type { ActionResult, PlannedAction, PodStatus } from "../core-types.js";
+import type { ActionResult, NodePressure, NodeStats, PlannedAction, PodStatus } from "../core-types.js";
+import { hardMemoryThresholdBytes } from "../node/eviction-flags.js";
+import { RankedPod, quantityBytes } from "./eviction-reference.js";
+import { SYSTEM_CRITICAL_PRIORITY } from "./invariants.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
 import { RETRY_POLICY } from "../cri/runtime.js";
 import { RecordingCore, TraceSink, TraceWriter } from "../trace/recording-core.js";
@@ -47,6 +50,8 @@ export interface SimStats {
   agentRestarts: number;
   runtimeRestarts: number;
   statusUpdates: number;
+  statsPasses: number;
+  evictions: number;
 }
 
 export interface SimReport {
@@ -94,6 +99,12 @@ export class Simulator {
   private statusUpdates = 0;
   private agentRestarts = 0;
   private runtimeRestarts = 0;
+  /** Memory: working sets set by the timeline, by `<pod key>/<container>`. */
+  private readonly memoryUsage = new Map<string, number>();
+  /** The stats last given to the core, and the pressure it last announced. */
+  private lastStats: NodeStats | undefined;
+  pressure: NodePressure = { memory: false, disk: false, pid: false };
+  private statsPasses = 0;
 
   constructor(private options: SimOptions) {
     const s = (this.scenario = options.scenario);
@@ -108,6 +119,21 @@ export class Simulator {
       backoffMaxMs: s.backoffMaxMs,
       workerErrorBackoffMs: s.workerErrorBackoffMs,
     };
+    if (s.memory) {
+      const m = s.memory;
+      this.config.node = {
+        memoryCapacityBytes: m.capacityBytes,
+        allocatableMemoryBytes: Math.max(0, m.capacityBytes - hardMemoryThresholdBytes(m.evictionHard, m.capacityBytes)),
+        allocatableCpuMilli: 4000,
+        evictionHard: m.evictionHard,
+        evictionSoft: m.evictionSoft,
+        evictionSoftGracePeriod: m.evictionSoftGracePeriod,
+        evictionMinimumReclaim: m.evictionMinimumReclaim,
+        evictionPressureTransitionPeriodMs: m.transitionPeriodMs,
+        evictionMaxPodGracePeriodSeconds: m.maxPodGracePeriodSeconds,
+        evictionIntervalMs: m.intervalMs,
+      };
+    }
     this.maxLatencyMs = Math.max(...Object.entries(s.latency).filter(([k]) => k !== "PullImage").map(([, r]) => r.maxMs), 1);
     this.invariants = new Invariants({ backoffInitialMs: s.backoffInitialMs, backoffMaxMs: s.backoffMaxMs, latencySlackMs: 10 * this.maxLatencyMs });
     this.faults = new Faults(s, rng.fork("faults"), rng.fork("relist"), this.maxLatencyMs, this.trace);
@@ -158,6 +184,7 @@ export class Simulator {
       }
     }
     await this.startCore();
+    if (s.memory) this.queue.push(SIM_EPOCH_MS + s.memory.intervalMs, "stats", () => this.statsPass());
     this.pump();
 
     while (!this.stopped) {
@@ -193,6 +220,8 @@ export class Simulator {
         agentRestarts: this.agentRestarts,
         runtimeRestarts: this.runtimeRestarts,
         statusUpdates: this.statusUpdates,
+        statsPasses: this.statsPasses,
+        evictions: this.invariants.evictions,
       },
     };
   }
@@ -286,14 +315,25 @@ export class Simulator {
         this.statusUpdates++;
         this.statuses.set(action.podUid, kind.val);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
+        if (kind.val.reason === "Evicted" && kind.val.conditions.some((c) => c.conditionType === "disruption-target")) this.onEviction(action.podUid);
         if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
         return;
       case "pod-event":
       case "remove-pod-cgroup":
         return; // no log or cgroup file system in the simulation
+      case "node-pressure-changed":
+        this.pressure = kind.val;
+        this.trace?.sim(this.nowMs, "pressure", { ...kind.val });
+        return;
+      case "update-pod-cgroup":
+        // The host writes cgroup files itself (no CRI call): done at once.
+        this.pendingResults.push({ actionId: action.id, outcome: { tag: "ok", val: "" } });
+        this.needPump = true;
+        return;
       default:
         if (kind.tag === "run-sandbox" || kind.tag === "create-container") {
-          if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
+          if (this.invariants.evicted.has(action.podUid)) this.invariants.startedAfterEviction(action.podUid, kind.tag, this.nowMs);
+          else if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
           else if (this.pods.isReportedTerminal(action.podUid)) this.invariants.startedAfterFinished(action.podUid, kind.tag, this.nowMs);
         }
         this.cri.submit(action);
@@ -315,6 +355,91 @@ export class Simulator {
       return;
     }
     if (this.pods.report(podUid, status.phase)) this.queue.push(this.nowMs, "apiserver phase", () => this.sendPods());
+  }
+
+  // --- memory: the stats pass and evictions ----------------------------------------------------
+
+  /** A container's working set: the timeline's, else its behaviour's, else 1 MiB. */
+  private workingSetOf(podUid: string, name: string): number {
+    const key = this.pods.keyOf(podUid);
+    const set = key === undefined ? undefined : this.memoryUsage.get(`${key}/${name}`);
+    return set ?? this.pods.podInfo(podUid)?.behaviour[name]?.memoryBytes ?? 1024 * 1024;
+  }
+
+  /** The kubelet's eviction monitoring: the node's memory and each pod's, every interval. */
+  private statsPass(): void {
+    const m = this.scenario.memory!;
+    this.queue.push(this.nowMs + m.intervalMs, "stats", () => this.statsPass());
+    if (!this.core) return; // the agent is down: nobody takes stats
+    const pods = new Map<string, NodeStats["pods"][number]>();
+    let used = m.systemBytes;
+    for (const c of this.runtime.containers.values()) {
+      if (c.state !== "running") continue;
+      const bytes = this.workingSetOf(c.podUid, c.name);
+      used += bytes;
+      let pod = pods.get(c.podUid);
+      if (!pod) pods.set(c.podUid, (pod = { uid: c.podUid, memoryWorkingSetBytes: 0n, ephemeralStorageBytes: 0n, processCount: 0n, containers: [] }));
+      pod.memoryWorkingSetBytes += BigInt(bytes);
+      pod.processCount += 1n;
+      pod.containers.push({ name: c.name, memoryWorkingSetBytes: BigInt(bytes) });
+    }
+    const stats: NodeStats = {
+      signals: [{ signal: "memory.available", available: BigInt(m.capacityBytes - used), capacity: BigInt(m.capacityBytes) }],
+      pods: [...pods.values()].sort((a, b) => (a.uid < b.uid ? -1 : 1)),
+    };
+    this.statsPasses++;
+    this.lastStats = stats;
+    this.call((core) => core.handleNodeStats(this.nowMs, stats));
+    this.needPump = true;
+  }
+
+  private isCritical(uid: string): boolean {
+    const spec = this.pods.desired.find((d) => d.spec?.uid === uid)?.spec;
+    return this.scenario.source === "file" || (spec?.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
+  }
+
+  /**
+   * The pods the core could have evicted at the last stats pass: active, not critical, not
+   * marked or refused; `evicted` among them (its status already says Failed).
+   */
+  private evictionCandidates(evicted: string): RankedPod[] | undefined {
+    const stats = this.lastStats;
+    if (!stats) return undefined;
+    const usage = new Map(stats.pods.map((p) => [p.uid, Number(p.memoryWorkingSetBytes)]));
+    const out: RankedPod[] = [];
+    for (const d of this.pods.desired) {
+      const spec = d.spec;
+      if (!spec || d.deleted || d.markedAtMs !== undefined || d.problem || this.isCritical(spec.uid)) continue;
+      if (this.refused.some((r) => r.startsWith(`${d.key}:`))) continue;
+      const phase = this.statuses.get(spec.uid)?.phase;
+      if ((phase === "succeeded" || phase === "failed") && spec.uid !== evicted) continue;
+      const requestBytes = spec.containers.reduce((sum, c) => {
+        const q = c.requests.find((r) => r.name === "memory") ?? c.limits.find((r) => r.name === "memory");
+        return sum + (q ? quantityBytes(q.quantity) : 0);
+      }, 0);
+      out.push({ uid: spec.uid, priority: spec.priority, hasStats: usage.has(spec.uid), usageBytes: usage.get(spec.uid) ?? 0, requestBytes });
+    }
+    return out;
+  }
+
+  private onEviction(uid: string): void {
+    if (this.invariants.evicted.has(uid)) return;
+    const candidates = this.evictionCandidates(uid);
+    this.invariants.onEviction(uid, this.isCritical(uid), candidates, this.scenario.memory?.intervalMs ?? 0, this.nowMs);
+    this.scheduleEvictedCheck(uid, this.nowMs, this.nowMs + 30_000 + this.settleMs());
+  }
+
+  /** An evicted pod's containers stop within its grace period and a relist, faults aside. */
+  private scheduleEvictedCheck(uid: string, evictedAtMs: number, deadlineMs: number): void {
+    this.queue.push(deadlineMs, "evicted check", () => {
+      const running = [...this.runtime.containers.values()].filter((c) => c.podUid === uid && c.state === "running").length;
+      if (running === 0) return;
+      if (this.faults.calmSinceMs() >= evictedAtMs) {
+        this.scheduleEvictedCheck(uid, this.nowMs, this.nowMs + this.settleMs());
+        return;
+      }
+      this.invariants.evictedStillRunning(uid, running, this.nowMs);
+    });
   }
 
   // --- the timeline -------------------------------------------------------------------------
@@ -377,6 +502,10 @@ export class Simulator {
           const last = this.statuses.get(uid);
           if (last?.finished) this.asApiserver(uid, last);
         } else if (this.pods.delete(action.pod)) this.sendPods();
+        return;
+      case "memory":
+        this.trace?.sim(now, "memory", { pod: action.pod, name: action.container, bytes: action.bytes });
+        this.memoryUsage.set(`${action.pod}/${action.container}`, action.bytes);
         return;
       case "suspend":
         // The whole node sleeps: nothing happens, then every clock has jumped.

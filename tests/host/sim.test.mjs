@@ -109,6 +109,37 @@ test("the invariants catch a core deaf to the apiserver's deletion marks and fin
   assert.ok(broken.has("deleted-pod-not-started"), JSON.stringify(report.violations));
 });
 
+test("memory pressure across 110 pods: evictions in upstream's order, critical pods spared", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "memory-pressure.yaml"));
+  const report = await Simulator.run({ scenario, seed: 11 });
+  assert.ok(report.ok, JSON.stringify([report.violations, report.failedExpectations]));
+  assert.equal(report.stats.evictions, 3, "the leak, then two of the three growing pods");
+  assert.ok(report.stats.statsPasses >= 239);
+});
+
+test("the eviction invariants catch a core that is lied to about priorities and usage", async () => {
+  // Told every pod has priority 0 and that a critical pod uses 10Gi, the core evicts it: the
+  // simulator knows better, from the scenario itself.
+  const liar = async (config) => {
+    const core = await CoreAgent.create(config);
+    const handlePods = core.handlePods.bind(core);
+    const handleNodeStats = core.handleNodeStats.bind(core);
+    let agentUid;
+    core.handlePods = (now, pods) => {
+      agentUid = pods.find((p) => p.name.startsWith("agent-0"))?.uid;
+      return handlePods(now, pods.map((p) => ({ ...p, priority: 0 })));
+    };
+    core.handleNodeStats = (now, stats) =>
+      handleNodeStats(now, { ...stats, pods: stats.pods.map((p) => (p.uid === agentUid ? { ...p, memoryWorkingSetBytes: 10n * 2n ** 30n } : p)) });
+    return core;
+  };
+  const scenario = loadScenarioFile(path.join(corpus, "memory-pressure.yaml"));
+  const report = await Simulator.run({ scenario, seed: 1, createCore: liar, stopOnViolation: false });
+  const broken = new Set(report.violations.map((v) => v.invariant));
+  assert.ok(broken.has("critical-pod-not-evicted"), JSON.stringify(report.violations));
+  assert.ok(broken.has("eviction-ranking"), JSON.stringify(report.violations));
+});
+
 test("an expectation that does not hold fails the run with what was seen", async () => {
   const doc = parse(fs.readFileSync(path.join(corpus, "restart-policies.yaml"), "utf8"));
   doc.expect = [{ at: "1m50s", pod: "never-succeeds", phase: "Running", restarts: { ok: 1 } }];
