@@ -110,6 +110,7 @@ export class Invariants {
   /** The pod was removed and added again: a new life, which may end differently. */
   onReadded(podUid: string): void {
     this.terminal.delete(podUid);
+    this.evicted.delete(podUid);
   }
 
   /** A deleted pod's deadline passed: nothing of it may be left. */

@@ -92,6 +92,11 @@ export class SimPodSource {
     const existing = this.desired.find((d) => d.key === pod.key);
     if (existing && !existing.deleted && existing.spec) this.forget(existing);
     if (existing) {
+      // From an apiserver, the same object (same uid) keeps its deletion mark and its finished
+      // phase through an edit: a deletionTimestamp is never taken back.
+      const kept = this.scenario.source === "apiserver" && !existing.deleted && existing.spec
+        ? { uid: existing.spec.uid, markedAtMs: existing.markedAtMs, markedGraceSeconds: existing.markedGraceSeconds, reportedPhase: existing.reportedPhase }
+        : undefined;
       existing.markedAtMs = undefined;
       existing.reportedPhase = undefined;
       existing.source = pod;
@@ -99,6 +104,12 @@ export class SimPodSource {
       existing.spec = undefined;
       existing.changedAtMs = now;
       this.prepare(existing);
+      const spec = existing.spec as PodSpec | undefined; // set again by prepare
+      if (kept && spec?.uid === kept.uid) {
+        existing.markedAtMs = kept.markedAtMs;
+        existing.markedGraceSeconds = kept.markedGraceSeconds;
+        existing.reportedPhase = kept.reportedPhase;
+      }
     } else {
       const d: DesiredPod = { key: pod.key, source: pod, deleted: false, changedAtMs: now };
       this.desired.push(d);

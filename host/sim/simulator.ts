@@ -313,9 +313,10 @@ export class Simulator {
         return;
       case "pod-status-changed":
         this.statusUpdates++;
+        const wasEvicted = isEviction(this.statuses.get(action.podUid));
         this.statuses.set(action.podUid, kind.val);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
-        if (kind.val.reason === "Evicted" && kind.val.conditions.some((c) => c.conditionType === "disruption-target")) this.onEviction(action.podUid);
+        if (isEviction(kind.val) && !wasEvicted) this.onEviction(action.podUid);
         if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
         return;
       case "pod-event":
@@ -584,4 +585,9 @@ export class Simulator {
       this.invariants.checkSettled(d.key, d.spec.uid, this.statuses.get(d.spec.uid)?.phase, this.nowMs);
     }
   }
+}
+
+/** A status the core publishes when it evicts a pod (an admission refusal has no DisruptionTarget). */
+function isEviction(status: PodStatus | undefined): boolean {
+  return status?.reason === "Evicted" && status.conditions.some((c) => c.conditionType === "disruption-target");
 }

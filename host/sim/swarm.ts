@@ -3,7 +3,7 @@
 // `nanolet sim --seed N --dump` shows exactly what was run. Faults stop well before the end, so
 // the run can check that every pod settled.
 import { stringify } from "yaml";
-import { formatDuration } from "./duration.js";
+import { formatDuration, parseDuration } from "./duration.js";
 import { Prng } from "./prng.js";
 import { CRI_CALLS, Scenario, readScenario } from "./scenario.js";
 
@@ -122,7 +122,7 @@ export function swarmDocument(seed: number): Doc {
       }
     } else events.push({ at, suspend: `${rng.int(1, 120)}m` });
   }
-  return {
+  const doc: Doc = {
     name: `swarm-${seed}`,
     description: "A random scenario from a seed.",
     duration: formatDuration(durationMs),
@@ -133,6 +133,60 @@ export function swarmDocument(seed: number): Doc {
     pods,
     timeline: events,
   };
+  addMemory(doc, seed, activeMs, names);
+  return doc;
+}
+
+/**
+ * Memory for some seeds, from a stream of its own (earlier seeds' scenarios stay as they were):
+ * the node's memory and eviction flags, each pod's requests, priority and working sets (the same
+ * for every manifest of a name, so an edit is never a resize), and leaks on the timeline.
+ */
+function addMemory(doc: Doc, seed: number, activeMs: number, names: string[]): void {
+  const rng = new Prng(seed, "swarm-memory");
+  if (!rng.chance(0.4)) return;
+  const memory: Doc = { capacity: rng.pick(["1Gi", "2Gi"]), system: `${rng.int(100, 400)}Mi`, evictionHard: "memory.available<100Mi", interval: "10s" };
+  if (rng.chance(0.3)) {
+    memory.evictionSoft = "memory.available<300Mi";
+    memory.evictionSoftGracePeriod = `memory.available=${rng.int(0, 60)}s`;
+    memory.maxPodGracePeriod = rng.int(0, 30);
+  }
+  if (rng.chance(0.3)) memory.evictionMinimumReclaim = `memory.available=${rng.int(0, 200)}Mi`;
+  doc.memory = memory;
+  const shapes = new Map<string, { requests?: Doc; limits?: Doc; priority: number; usage: number }>();
+  const shapeOf = (name: string) => {
+    if (!shapes.has(name)) {
+      const r = new Prng(seed, `swarm-memory-${name}`);
+      const qos = r.pick(["BestEffort", "Burstable", "Burstable", "Guaranteed"]);
+      const mib = r.int(8, 128);
+      const shape =
+        qos === "BestEffort" ? {} : qos === "Burstable" ? { requests: { memory: `${mib}Mi` } } : { requests: { memory: `${mib}Mi`, cpu: "100m" }, limits: { memory: `${mib}Mi`, cpu: "100m" } };
+      shapes.set(name, { ...shape, priority: r.pick([0, 0, 1000, 100000, 2000000000]), usage: r.int(1, 96) });
+    }
+    return shapes.get(name)!;
+  };
+  const dress = (entry: Doc) => {
+    const manifest = entry.manifest as Doc;
+    const name = String((manifest.metadata as Doc).name);
+    const shape = shapeOf(name);
+    const spec = manifest.spec as Doc;
+    spec.priority = shape.priority;
+    for (const c of spec.containers as Doc[]) {
+      const resources: Doc = {};
+      if (shape.requests) resources.requests = shape.requests;
+      if (shape.limits) resources.limits = shape.limits;
+      c.resources = resources;
+    }
+    const behaviours = (entry.containers ?? {}) as Record<string, Doc>;
+    for (const b of Object.values(behaviours)) b.memory = `${shape.usage}Mi`;
+  };
+  for (const entry of doc.pods as Doc[]) dress(entry);
+  const events = doc.timeline as Doc[];
+  for (const e of events) for (const key of ["add", "update"]) if (e[key]) dress(e[key] as Doc);
+  for (let i = rng.int(1, 4); i > 0; i--) {
+    events.push({ at: formatDuration(rng.int(0, activeMs)), memory: { pod: rng.pick(names), container: "app", usage: `${rng.int(50, 1500)}Mi` } });
+  }
+  events.sort((a, b) => parseDuration(a.at, "at") - parseDuration(b.at, "at"));
 }
 
 export function swarmScenario(seed: number): Scenario {
