@@ -3,7 +3,7 @@
 // (build/exports.mjs holds the map). No logic lives here.
 import { Agent } from "./core/agent";
 import { AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, PodUsageIn, ActionResult, SignalObservation } from "./core/model";
-import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation, lowerNodeStats } from "./abi/node";
+import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation, lowerNodeStats, unpackNodeStats } from "./abi/node";
 import {
   cabiRealloc,
   freeReturnArena,
@@ -138,6 +138,17 @@ export function agentConfigureNode(
 
 export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): void {
   const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
+  resetArgumentArena();
+  agentOf(rep).handleNodeStats(nowMs, stats);
+}
+
+export function agentHandleNodeStatsPacked(
+  rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, textPtr: usize, textUnits: u32, podsPtr: usize, podValues: u32,
+  containersPtr: usize, containerValues: u32,
+): void {
+  // Read in place: the lists stay in the argument arena until the end of this call.
+  const stats = unpackNodeStats(textPtr, textUnits, podsPtr, podValues, containersPtr, containerValues);
+  stats.signals = liftListParts<SignalObservation>(signalsPtr, signalsLen, SIGNAL_OBSERVATION_SIZE, liftSignalObservation);
   resetArgumentArena();
   agentOf(rep).handleNodeStats(nowMs, stats);
 }

@@ -11,6 +11,7 @@ export const EXPORT_NAMES = [
   ["agentHandleRelistPacked", `${AGENT}#[method]agent.handle-relist-packed`],
   ["agentConfigureNode", `${AGENT}#[method]agent.configure-node`, "postReturn"],
   ["agentHandleNodeStats", `${AGENT}#[method]agent.handle-node-stats`],
+  ["agentHandleNodeStatsPacked", `${AGENT}#[method]agent.handle-node-stats-packed`],
   ["agentHandleActionResults", `${AGENT}#[method]agent.handle-action-results`],
   ["agentPollActions", `${AGENT}#[method]agent.poll-actions`, "postReturn"],
   ["agentPollDeadline", `${AGENT}#[method]agent.poll-deadline`],

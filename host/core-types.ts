@@ -12,6 +12,7 @@ export type {
   NodeConfig,
   NodePressure,
   NodeStats,
+  PackedNodeStats,
   PodUsage,
   SignalObservation,
   PackedSnapshot,

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
 import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
 import { packSnapshot } from "./relist-packing.js";
+import { packNodeStats } from "./node/stats-packing.js";
 
 const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
 
@@ -159,7 +160,15 @@ export class CoreAgent implements Core {
     }
   }
 
+  /** A stats pass the fast way: packed into typed arrays (see node/stats-packing.ts). */
   handleNodeStats(nowMs: number, stats: NodeStats): void {
+    const now = checkU64("nowMs", nowMs);
+    const packed = packNodeStats(stats);
+    this.guard("handle-node-stats-packed", () => this.agent.handleNodeStatsPacked(now, packed));
+  }
+
+  /** The same stats as a record list (handle-node-stats): the slow path, for tests and benchmarks. */
+  handleNodeStatsTyped(nowMs: number, stats: NodeStats): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-node-stats", () => this.agent.handleNodeStats(now, stats));
   }

@@ -14,6 +14,7 @@ import {
   EventType,
   NodeConfig,
   NodeStats,
+  PodUsageIn,
   PodCondition,
   PodConditionType,
   PlannedAction,
@@ -74,6 +75,8 @@ export class Agent {
   private eviction: EvictionManager = new EvictionManager();
   /// The pressure conditions last announced with node-pressure-changed.
   private announcedPressure: string = "";
+  /// Numbers the stats passes that rank pods: a record's `usagePass` says whether its `usage` is current.
+  private statsPassCount: u64 = 0;
   /// Counters, for tests and metrics.
   plegEventCount: u64 = 0;
   unknownResultCount: u64 = 0;
@@ -105,28 +108,48 @@ export class Agent {
   /// One stats pass: pressure conditions, at most one eviction, deferred resizes looked at again.
   handleNodeStats(nowMs: u64, stats: NodeStats): void {
     this.ctx.nowMs = nowMs;
-    const candidates: EvictionCandidate[] = [];
-    const records = this.podList;
-    for (let i = 0; i < records.length; i++) {
-      const rec = records[i];
-      const spec = rec.spec;
-      if (spec === null || rec.state != WorkerState.SyncPod || rec.terminal || rec.failure !== null) continue;
-      candidates.push(candidateOf(rec, spec));
-    }
+    this.ctx.lastStats = stats;
     const evicting = this.eviction.evictingUid;
     const previousGone = evicting.length == 0 || !this.pods.has(evicting) ||
       this.pods.get(evicting).state == WorkerState.TerminatedPod || this.pods.get(evicting).state == WorkerState.Forgotten;
-    const decision = this.eviction.synchronize(nowMs, stats, candidates, previousGone);
-    this.ctx.usage = this.eviction.usage;
+    const threshold = this.eviction.observe(nowMs, stats.signals, previousGone);
     const conditions = this.eviction.conditions;
     const announced = conditions.join(",");
     if (announced != this.announcedPressure) {
       this.announcedPressure = announced;
       this.ctx.nodePressureChanged(conditions.includes("MemoryPressure"), conditions.includes("DiskPressure"), conditions.includes("PIDPressure"));
     }
-    for (let i = 0; i < records.length; i++) {
-      if (records[i].resizePendingReason == "Deferred") records[i].dirty = true; // usage changed: try again
+    const records = this.podList;
+    for (let i = 0, n = records.length; i < n; i++) {
+      const rec = unchecked(records[i]);
+      if (rec.resizePendingReason.length > 0) rec.dirty = true; // usage changed: a deferred resize may fit now
     }
+    if (threshold === null) return;
+    // Each pod's use is found through the agent's own uid index: no map is built per pass.
+    const pass = ++this.statsPassCount;
+    for (let i = 0, n = stats.pods.length; i < n; i++) {
+      const usage = unchecked(stats.pods[i]);
+      if (!this.pods.has(usage.uid)) continue;
+      const rec = this.pods.get(usage.uid);
+      rec.usage = usage;
+      rec.usagePass = pass;
+    }
+    const candidates: EvictionCandidate[] = [];
+    for (let i = 0, n = records.length; i < n; i++) {
+      const rec = unchecked(records[i]);
+      const spec = rec.spec;
+      if (spec === null || rec.state != WorkerState.SyncPod || rec.terminal || rec.failure !== null) continue;
+      // What ranking reads of a spec is worked out once per spec, not once per stats pass.
+      if (rec.candidateSpec !== spec) {
+        rec.candidate = candidateOf(rec, spec);
+        rec.candidateSpec = spec;
+      }
+      const candidate = rec.candidate!;
+      candidate.gracePeriodSeconds = rec.gracePeriodSeconds();
+      candidate.usage = rec.usagePass == pass ? rec.usage : null;
+      candidates.push(candidate);
+    }
+    const decision = this.eviction.choose(nowMs, threshold!, stats.signals, candidates);
     if (decision.uid.length > 0) this.evict(this.pods.get(decision.uid), decision.message, decision.gracePeriodSeconds);
   }
 

@@ -12,6 +12,7 @@ import {
   NodePressure,
   PlannedAction,
   PodCgroupUpdate,
+  NodeStats,
   PodUsageIn,
   ResourceQuantity,
   UpdateContainerResources,
@@ -51,8 +52,16 @@ export class WorkerContext {
   /// What pods may request (`node-config`); 0 means unknown, and no resize is infeasible.
   allocatableMemoryBytes: i64 = 0;
   allocatableCpuMilli: i64 = 0;
-  /// Usage by pod uid from the last stats pass.
-  usage: Map<string, PodUsageIn> = new Map();
+  /// The last stats pass, if any.
+  lastStats: NodeStats | null = null;
+
+  /// A pod's use in the last stats pass; null without stats.
+  usageOf(uid: string): PodUsageIn | null {
+    const stats = this.lastStats;
+    if (stats === null) return null;
+    for (let i = 0, n = stats.pods.length; i < n; i++) if (unchecked(stats.pods[i]).uid == uid) return unchecked(stats.pods[i]);
+    return null;
+  }
 
   constructor(
     public config: AgentConfig,

@@ -2,7 +2,7 @@
 // pass it decides the thresholds met (keeping them until their minimum reclaim is regained),
 // the node's pressure conditions (held for the transition period), and at most one pod to
 // evict per interval, ranked as upstream ranks them for the signal most in need.
-import { NodeConfig, NodeStats, PodUsageIn, SignalObservation } from "./model";
+import { NodeConfig, PodUsageIn, SignalObservation } from "./model";
 import { Threshold, ThresholdConfig, parseThresholdConfig } from "./eviction-config";
 import {
   ConditionSeen,
@@ -15,7 +15,7 @@ import {
   thresholdsMet,
   thresholdsMetGracePeriod,
 } from "./eviction-signals";
-import { PodUsage, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
+import { PodUsage, compareForPidPressure, compareForUsagePressure, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
 import { formatBinarySI, formatDecimalSI } from "./quantity-format";
 
 /// Upstream immediateEvictionGracePeriodSeconds: a hard threshold's pod gets this grace (the
@@ -52,6 +52,8 @@ export class EvictionCandidate {
     /// The pod's own termination grace period in seconds.
     public gracePeriodSeconds: i64,
   ) {}
+  /// Its use in the stats pass being decided on; null when it has no stats there.
+  usage: PodUsageIn | null = null;
 }
 
 export class EvictionDecision {
@@ -78,8 +80,6 @@ export class EvictionManager {
   private hasEvicted: bool = false;
   /// The last pod evicted; the next eviction waits until it is gone (or the cleanup timeout).
   evictingUid: string = "";
-  /// Usage by pod uid from the last stats pass (resize decisions read it too).
-  usage: Map<string, PodUsageIn> = new Map();
 
   /// Applies the eviction flags; returns upstream's error and changes nothing when bad.
   configure(node: NodeConfig): string {
@@ -98,19 +98,17 @@ export class EvictionManager {
     return this.config.thresholds;
   }
 
-  /// Takes one stats pass; updates `conditions`. Returns the pod to evict, if any: `isGone`
-  /// says whether the previously evicted pod has finished.
-  synchronize(nowMs: u64, stats: NodeStats, candidates: EvictionCandidate[], previousGone: bool): EvictionDecision {
-    const decision = new EvictionDecision();
-    const usage = new Map<string, PodUsageIn>();
-    for (let i = 0; i < stats.pods.length; i++) usage.set(stats.pods[i].uid, stats.pods[i]);
-    this.usage = usage;
+  /// Takes one stats pass's signals: updates `conditions` and returns the threshold to act on
+  /// now, or null (none met past its grace period, or an eviction too recent). `previousGone`
+  /// says whether the last evicted pod has finished. Cheap: the pods are looked at only when
+  /// a threshold is returned.
+  observe(nowMs: u64, signals: SignalObservation[], previousGone: bool): Threshold | null {
     const now = <i64>nowMs;
-    let met = thresholdsMet(this.config.thresholds, stats.signals, false);
+    let met = thresholdsMet(this.config.thresholds, signals, false);
     if (this.lastMet.length > 0) {
       // Pressure already acted on stays until the signal is above the threshold plus its
       // minimum reclaim (upstream mergeThresholds of thresholdsNotYetResolved).
-      const unresolved = thresholdsMet(this.lastMet, stats.signals, true);
+      const unresolved = thresholdsMet(this.lastMet, signals, true);
       for (let i = 0; i < unresolved.length; i++) if (!met.includes(unresolved[i])) met.push(unresolved[i]);
     }
     this.firstObserved = thresholdsFirstObservedAt(met, this.firstObserved, now);
@@ -118,29 +116,31 @@ export class EvictionManager {
     this.conditions = nodeConditionsObservedSince(this.conditionsSeen, <i64>this.transitionPeriodMs, now);
     const due = thresholdsMetGracePeriod(this.firstObserved, now);
     this.lastMet = due;
-    if (due.length == 0) return decision;
-    if (this.hasEvicted && nowMs < this.lastEvictionAtMs + this.intervalMs) return decision; // one per interval
-    if (this.hasEvicted && !previousGone && nowMs < this.lastEvictionAtMs + POD_CLEANUP_TIMEOUT_MS) return decision;
+    if (due.length == 0) return null;
+    if (this.hasEvicted && nowMs < this.lastEvictionAtMs + this.intervalMs) return null; // one per interval
+    if (this.hasEvicted && !previousGone && nowMs < this.lastEvictionAtMs + POD_CLEANUP_TIMEOUT_MS) return null;
+    return mostUrgent(due);
+  }
 
-    const threshold = mostUrgent(due);
+  /// Picks the pod to evict for `threshold` among `candidates` (critical pods are never
+  /// evicted), the first in upstream's order for its signal; none if there is no candidate.
+  /// Each candidate's `usage` is set for this pass.
+  choose(nowMs: u64, threshold: Threshold, signals: SignalObservation[], candidates: EvictionCandidate[]): EvictionDecision {
+    const decision = new EvictionDecision();
     const resource = resourceOfSignal(threshold.signal);
-    const ranked = rank(resource, candidates, usage);
-    for (let i = 0; i < ranked.length; i++) {
-      const pod = findCandidate(candidates, ranked[i].uid);
-      if (pod === null || pod.critical) continue; // upstream refuses to evict critical pods
-      decision.uid = pod.uid;
-      decision.signal = threshold.signal;
-      decision.gracePeriodSeconds = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
-      if (!threshold.isHard) {
-        decision.gracePeriodSeconds = this.maxPodGracePeriodSeconds;
-        if (pod.gracePeriodSeconds < decision.gracePeriodSeconds) decision.gracePeriodSeconds = pod.gracePeriodSeconds;
-      }
-      decision.message = evictionMessage(resource, threshold, stats.signals, pod, usage);
-      this.lastEvictionAtMs = nowMs;
-      this.hasEvicted = true;
-      this.evictingUid = pod.uid;
-      return decision;
+    const pod = firstInOrder(resource, candidates);
+    if (pod === null) return decision;
+    decision.uid = pod.uid;
+    decision.signal = threshold.signal;
+    decision.gracePeriodSeconds = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
+    if (!threshold.isHard) {
+      decision.gracePeriodSeconds = this.maxPodGracePeriodSeconds;
+      if (pod.gracePeriodSeconds < decision.gracePeriodSeconds) decision.gracePeriodSeconds = pod.gracePeriodSeconds;
     }
+    decision.message = evictionMessage(resource, threshold, signals, pod);
+    this.lastEvictionAtMs = nowMs;
+    this.hasEvicted = true;
+    this.evictingUid = pod.uid;
     return decision;
   }
 }
@@ -153,33 +153,49 @@ function mostUrgent(due: Threshold[]): Threshold {
   return due[0];
 }
 
-function findCandidate(candidates: EvictionCandidate[], uid: string): EvictionCandidate | null {
-  for (let i = 0; i < candidates.length; i++) if (candidates[i].uid == uid) return candidates[i];
-  return null;
+/// Fills `into` with what ranking compares of `c` for `resource`.
+function fillUsage(resource: string, c: EvictionCandidate, into: PodUsage): void {
+  const u = c.usage;
+  into.uid = c.uid;
+  into.priority = c.priority;
+  into.hasStats = u !== null;
+  into.request = 0;
+  if (u === null) into.usage = 0;
+  else if (resource == "memory") into.usage = u.memoryWorkingSetBytes;
+  else if (resource == "pids") into.usage = u.processCount;
+  else into.usage = u.ephemeralStorageBytes; // disk and inodes: what the host measured of the pod
+  if (resource == "memory") into.request = c.memoryRequestBytes;
+  else if (resource != "pids") into.request = c.storageRequestBytes;
 }
 
-/// The candidates in eviction order for `resource`.
-export function rank(resource: string, candidates: EvictionCandidate[], usage: Map<string, PodUsageIn>): PodUsage[] {
+/// The candidates in eviction order for `resource` (a full sort, for callers that want it).
+export function rank(resource: string, candidates: EvictionCandidate[]): PodUsage[] {
   const pods: PodUsage[] = [];
   for (let i = 0; i < candidates.length; i++) {
-    const c = candidates[i];
-    const has = usage.has(c.uid);
-    const u = has ? usage.get(c.uid) : null;
-    let used: i64 = 0;
-    let request: i64 = 0;
-    if (resource == "memory") {
-      used = u !== null ? u.memoryWorkingSetBytes : 0;
-      request = c.memoryRequestBytes;
-    } else if (resource == "pids") {
-      used = u !== null ? u.processCount : 0;
-    } else {
-      // Disk and inodes: the pod's measured ephemeral storage (inodes are not measured per pod).
-      used = u !== null ? u.ephemeralStorageBytes : 0;
-      request = c.storageRequestBytes;
-    }
-    pods.push(new PodUsage(c.uid, c.priority, has, used, request));
+    const u = new PodUsage();
+    fillUsage(resource, candidates[i], u);
+    pods.push(u);
   }
   return resource == "pids" ? rankForPidPressure(pods) : rankForUsagePressure(pods);
+}
+
+/// The first non-critical candidate in eviction order: one pass, no sort and no allocation per
+/// pod (only the first is evicted, and critical pods are skipped as upstream skips them).
+export function firstInOrder(resource: string, candidates: EvictionCandidate[]): EvictionCandidate | null {
+  let best: EvictionCandidate | null = null;
+  const bestUsage = new PodUsage();
+  const next = new PodUsage();
+  const pids = resource == "pids";
+  for (let i = 0, n = candidates.length; i < n; i++) {
+    const c = unchecked(candidates[i]);
+    if (c.critical) continue;
+    fillUsage(resource, c, next);
+    if (best === null || (pids ? compareForPidPressure(next, bestUsage) : compareForUsagePressure(next, bestUsage)) < 0) {
+      best = c;
+      fillUsage(resource, c, bestUsage);
+    }
+  }
+  return best;
 }
 
 function signalObservation(signals: SignalObservation[], signal: string): SignalObservation | null {
@@ -189,19 +205,20 @@ function signalObservation(signals: SignalObservation[], signal: string): Signal
 
 /// Upstream evictionMessage: the resource, the threshold and what was available, and each
 /// container using more memory than it requested.
-function evictionMessage(resource: string, threshold: Threshold, signals: SignalObservation[], pod: EvictionCandidate, usage: Map<string, PodUsageIn>): string {
+function evictionMessage(resource: string, threshold: Threshold, signals: SignalObservation[], pod: EvictionCandidate): string {
   let message = "The node was low on resource: " + resource + ". ";
   const observed = signalObservation(signals, threshold.signal);
   if (observed !== null) {
     message += "Threshold quantity: " + formatQuantity(resource, thresholdQuantity(threshold.value, observed.capacity)) +
       ", available: " + formatQuantity(resource, observed.available) + ". ";
   }
-  if (resource != "memory" || !usage.has(pod.uid)) return message;
-  const u = usage.get(pod.uid);
+  const u = pod.usage;
+  if (resource != "memory" || u === null) return message;
+  const containers = u.usages();
   for (let i = 0; i < pod.containerNames.length; i++) {
-    for (let j = 0; j < u.containers.length; j++) {
-      if (u.containers[j].name != pod.containerNames[i]) continue;
-      const used = u.containers[j].memoryWorkingSetBytes;
+    for (let j = 0; j < containers.length; j++) {
+      if (containers[j].name != pod.containerNames[i]) continue;
+      const used = containers[j].memoryWorkingSetBytes;
       if (used > pod.containerMemoryRequestBytes[i]) {
         message += "Container " + pod.containerNames[i] + " was using " + formatBinarySI(used) + ", request is " +
           pod.containerMemoryRequests[i] + ", has larger consumption of memory. ";

@@ -351,6 +351,35 @@ export class PodUsageIn {
   ephemeralStorageBytes: i64 = 0;
   processCount: i64 = 0;
   containers: ContainerUsage[] = [];
+  /// Packed stats: the containers stay in `packed` (entries from `containerStart`) until asked.
+  packed: PackedContainers | null = null;
+  containerStart: i32 = 0;
+  containerCount: i32 = 0;
+
+  /// The containers' use; unpacked on the first ask when the stats came packed (few pods ever
+  /// need it: the one evicted, those with a resize waiting).
+  usages(): ContainerUsage[] {
+    const packed = this.packed;
+    if (packed === null) return this.containers;
+    const out = new Array<ContainerUsage>(this.containerCount);
+    for (let j = 0; j < this.containerCount; j++) out[j] = packed.at(this.containerStart + j);
+    this.containers = out;
+    this.packed = null;
+    return out;
+  }
+}
+
+/// The containers of a packed stats pass, copied out of the call's arguments: the text and
+/// three values per container (name start, name length, working set).
+export class PackedContainers {
+  constructor(public text: StaticArray<u16>, public values: StaticArray<i64>) {}
+
+  at(index: i32): ContainerUsage {
+    const start = <i32>this.values[index * 3];
+    const length = <i32>this.values[index * 3 + 1];
+    const name = length == 0 ? "" : String.UTF16.decodeUnsafe(changetype<usize>(this.text) + (<usize>start << 1), <usize>length << 1);
+    return new ContainerUsage(name, this.values[index * 3 + 2]);
+  }
 }
 
 export class NodeStats {

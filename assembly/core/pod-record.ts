@@ -1,10 +1,11 @@
 // Everything the core knows about one pod: its spec, its worker state, its part of the runtime
 // view, its waiting reasons and its last published status.
-import { ContainerObservation, LinuxResources, PodSpec, PodStatus, ResourceQuantity, SandboxObservation } from "./model";
+import { ContainerObservation, LinuxResources, PodSpec, PodUsageIn, PodStatus, ResourceQuantity, SandboxObservation } from "./model";
 import { WorkerState } from "./pod-workers";
 import { WaitingReason } from "./status";
 import { containerSpecHash } from "./hash";
 import { QosClass, podCgroupParent, qosClassOf } from "./qos";
+import { EvictionCandidate } from "./eviction-manager";
 
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
@@ -76,7 +77,13 @@ export class PodRecord {
   /// A grace period imposed by the node (eviction); -1 for none.
   graceOverrideSeconds: i64 = -1;
   failure: PodFailure | null = null;
-  /** New to this agent: checked against node pressure once the runtime's view is known. */
+  /// What eviction ranking reads of `candidateSpec`, worked out once per spec.
+  candidate: EvictionCandidate | null = null;
+  candidateSpec: PodSpec | null = null;
+  /// The pod's use in stats pass `usagePass`.
+  usage: PodUsageIn | null = null;
+  usagePass: u64 = 0;
+  /// New to this agent: checked against node pressure once the runtime's view is known.
   needsAdmission: bool = false;
   /// The QoS class decided when the pod was first accepted; a resize never changes it.
   qos: QosClass = QosClass.BestEffort;

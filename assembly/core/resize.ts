@@ -109,7 +109,7 @@ export function resizeStep(rec: PodRecord, ctx: WorkerContext, sandbox: SandboxO
   }
   // Memory limits below what a container uses now would be refused by cgroup v1 or OOM-kill
   // under v2: wait until usage is below the new limit.
-  const usage = ctx.usage.has(rec.uid) ? ctx.usage.get(rec.uid) : null;
+  const usage = ctx.usageOf(rec.uid);
   if (usage !== null) {
     for (let i = 0; i < spec.containers.length; i++) {
       const container = spec.containers[i];
@@ -117,8 +117,9 @@ export function resizeStep(rec: PodRecord, ctx: WorkerContext, sandbox: SandboxO
       if (running === null || !rec.applied.has(running.id)) continue;
       const desired = containerResources(spec, rec.qos, container, ctx.memoryCapacityBytes);
       if (desired.memoryLimitBytes == 0) continue;
-      for (let j = 0; j < usage.containers.length; j++) {
-        const used = usage.containers[j];
+      const usages = usage.usages();
+      for (let j = 0; j < usages.length; j++) {
+        const used = usages[j];
         if (used.name == container.name && used.memoryWorkingSetBytes > desired.memoryLimitBytes) {
           setPending(rec, "Deferred", "container " + container.name + " uses " + used.memoryWorkingSetBytes.toString() +
             " bytes of memory, more than the new limit of " + desired.memoryLimitBytes.toString());
