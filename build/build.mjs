@@ -45,7 +45,9 @@ export async function build({ host = true } = {}) {
   fs.mkdirSync(out, { recursive: true });
 
   step("asc assembly/exports.ts");
-  run(bin("asc"), ["assembly/exports.ts", "--target", "release", "--outFile", "build/out/core.wasm"]);
+  // NANOLET_CORE_NAMES=1 keeps function names in the module, so CPU profiles name the core's code.
+  const names = process.env.NANOLET_CORE_NAMES === "1" ? ["--debug"] : [];
+  run(bin("asc"), ["assembly/exports.ts", "--target", "release", "--outFile", "build/out/core.wasm", ...names]);
 
   step("component: rename exports, embed wit/, componentNew");
   const core = renameExports(fs.readFileSync(path.join(out, "core.wasm")));

@@ -1,6 +1,6 @@
 // Canonical-ABI lift/lower of the node family: node-stats (signal-observation, pod-usage,
 // container-usage). Lowering exists so that abi-check can echo the stats back.
-import { ContainerUsage, NodeStats, PackedContainers, PodUsageIn, SignalObservation } from "../core/model";
+import { ContainerUsage, NodeStats, PackedContainers, PackedPods, PodUsageIn, SignalObservation } from "../core/model";
 import { liftList, liftString, lowerList, lowerString } from "./memory";
 
 // signal-observation { signal @0, available s64 @8, capacity s64 @16 }: 24, align 8.
@@ -48,52 +48,41 @@ function lowerPodUsage(ptr: usize, pod: PodUsageIn): void {
   lowerList<ContainerUsage>(ptr + 32, pod.containers, CONTAINER_USAGE_SIZE, lowerContainerUsage);
 }
 
-const POD_VALUES: u32 = 6;
-const CONTAINER_VALUES: u32 = 3;
+const POD_VALUES: i32 = 6;
+const CONTAINER_VALUES: i32 = 3;
 
 /// Unpacks a packed-node-stats read in place (its lists are in the argument arena). Bounds are
 /// checked: a host that packs wrongly gets a trap with the reason, not a wrong decision.
 export function unpackNodeStats(textPtr: usize, textUnits: u32, podsPtr: usize, podValues: u32, containersPtr: usize, containerValues: u32): NodeStats {
-  assert(podValues % POD_VALUES == 0 && containerValues % CONTAINER_VALUES == 0, "packed-node-stats: list lengths are not whole records");
-  const stats = new NodeStats();
-  const podCount = podValues / POD_VALUES;
-  const containerCount = containerValues / CONTAINER_VALUES;
-  const pods = new Array<PodUsageIn>(<i32>podCount);
-  // The containers are copied out as they are and unpacked only for the pods that need them.
+  assert(podValues % <u32>POD_VALUES == 0 && containerValues % <u32>CONTAINER_VALUES == 0, "packed-node-stats: list lengths are not whole records");
+  const podCount = <i32>(podValues / <u32>POD_VALUES);
+  const containerCount = <i64>(containerValues / <u32>CONTAINER_VALUES);
+  // Copied out as they are (the arguments live only for this call) and read in place after.
   const text = new StaticArray<u16>(<i32>textUnits);
   memory.copy(changetype<usize>(text), textPtr, <usize>textUnits << 1);
-  const values = new StaticArray<i64>(<i32>containerValues);
-  memory.copy(changetype<usize>(values), containersPtr, <usize>containerValues << 3);
-  const packed = new PackedContainers(text, values);
+  const values = new StaticArray<i64>(<i32>podValues);
+  memory.copy(changetype<usize>(values), podsPtr, <usize>podValues << 3);
+  const containers = new StaticArray<i64>(<i32>containerValues);
+  memory.copy(changetype<usize>(containers), containersPtr, <usize>containerValues << 3);
+  const starts = new StaticArray<i32>(podCount);
   let next: i64 = 0;
-  for (let i: u32 = 0; i < podCount; i++) {
-    const at = podsPtr + (<usize>(i * POD_VALUES) << 3);
-    const pod = new PodUsageIn();
-    pod.uid = textAt(textPtr, textUnits, load<i64>(at), load<i64>(at, 8));
-    pod.memoryWorkingSetBytes = load<i64>(at, 16);
-    pod.ephemeralStorageBytes = load<i64>(at, 24);
-    pod.processCount = load<i64>(at, 32);
-    const own = load<i64>(at, 40);
-    assert(own >= 0 && next + own <= <i64>containerCount, "packed-node-stats: container count out of range");
-    for (let j: i64 = 0; j < own; j++) {
-      const c = containersPtr + (<usize>((next + j) * CONTAINER_VALUES) << 3);
-      const start = load<i64>(c);
-      const length = load<i64>(c, 8);
-      assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
-    }
-    pod.packed = packed;
-    pod.containerStart = <i32>next;
-    pod.containerCount = <i32>own;
+  for (let i = 0; i < podCount; i++) {
+    const start = unchecked(values[i * POD_VALUES]);
+    const length = unchecked(values[i * POD_VALUES + 1]);
+    assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
+    const own = unchecked(values[i * POD_VALUES + 5]);
+    assert(own >= 0 && next + own <= containerCount, "packed-node-stats: container count out of range");
+    unchecked((starts[i] = <i32>next));
     next += own;
-    unchecked((pods[i] = pod));
   }
-  stats.pods = pods;
+  for (let j = 0; j < <i32>containerCount; j++) {
+    const start = unchecked(containers[j * CONTAINER_VALUES]);
+    const length = unchecked(containers[j * CONTAINER_VALUES + 1]);
+    assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
+  }
+  const stats = new NodeStats();
+  stats.packed = new PackedPods(text, values, starts, new PackedContainers(text, containers));
   return stats;
-}
-
-function textAt(textPtr: usize, textUnits: u32, start: i64, length: i64): string {
-  assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
-  return length == 0 ? "" : String.UTF16.decodeUnsafe(textPtr + (<usize>start << 1), <usize>length << 1);
 }
 
 /// node-stats flattens to two lists: (signals ptr, len, pods ptr, len); returned in 16 bytes.

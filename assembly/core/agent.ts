@@ -33,7 +33,8 @@ import { podConditions, sameConditions } from "./conditions";
 import { Pleg } from "./pleg";
 import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
 import { AppliedResources, MINIMUM_GRACE_PERIOD_SECONDS, PodFailure, PodRecord } from "./pod-record";
-import { EvictionCandidate, EvictionManager } from "./eviction-manager";
+import { EvictionCandidate, EvictionManager, resourceOfSignal } from "./eviction-manager";
+import { RankTable, rankingKind } from "./rank-table";
 import { admitUnderPressure } from "./eviction-admission";
 import { bytesOfMilli, isCriticalPod, podRequestBytes, writtenRequest } from "./resources";
 import { requestMilli } from "./cgroup-values";
@@ -75,8 +76,18 @@ export class Agent {
   private eviction: EvictionManager = new EvictionManager();
   /// The pressure conditions last announced with node-pressure-changed.
   private announcedPressure: string = "";
-  /// Numbers the stats passes that rank pods: a record's `usagePass` says whether its `usage` is current.
+  /// Numbers the ranking passes: the rank table says which pods have stats and may be evicted in each.
   private statsPassCount: u64 = 0;
+  /// The records in the order the last ranking pass's stats listed them, and a spare array for
+  /// the next (the host lists pods in a steady order: matching by position saves a hash lookup).
+  /// Slots are plain numbers, so that keeping them costs the collector nothing.
+  private statsOrder: i32[] = [];
+  private statsOrderSpare: i32[] = [];
+  /// Each record's slot (`PodRecord.slot`) and the slots free for reuse.
+  private slots: Array<PodRecord | null> = [];
+  private freeSlots: i32[] = [];
+  /// What ranking reads of each pod, by slot.
+  private rankTable: RankTable = new RankTable();
   /// Counters, for tests and metrics.
   plegEventCount: u64 = 0;
   unknownResultCount: u64 = 0;
@@ -120,37 +131,67 @@ export class Agent {
       this.ctx.nodePressureChanged(conditions.includes("MemoryPressure"), conditions.includes("DiskPressure"), conditions.includes("PIDPressure"));
     }
     const records = this.podList;
-    for (let i = 0, n = records.length; i < n; i++) {
-      const rec = unchecked(records[i]);
-      if (rec.resizePendingReason.length > 0) rec.dirty = true; // usage changed: a deferred resize may fit now
+    if (threshold === null) {
+      for (let i = 0, n = records.length; i < n; i++) {
+        const rec = unchecked(records[i]);
+        if (rec.resizePendingReason.length > 0) rec.dirty = true; // usage changed: a deferred resize may fit now
+      }
+      return;
     }
-    if (threshold === null) return;
-    // Each pod's use is found through the agent's own uid index: no map is built per pass.
     const pass = ++this.statsPassCount;
-    for (let i = 0, n = stats.pods.length; i < n; i++) {
-      const usage = unchecked(stats.pods[i]);
-      if (!this.pods.has(usage.uid)) continue;
-      const rec = this.pods.get(usage.uid);
-      rec.usage = usage;
-      rec.usagePass = pass;
-    }
-    const candidates: EvictionCandidate[] = [];
+    this.placeStats(stats, pass);
+    const table = this.rankTable;
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);
+      if (rec.resizePendingReason.length > 0) rec.dirty = true;
       const spec = rec.spec;
       if (spec === null || rec.state != WorkerState.SyncPod || rec.terminal || rec.failure !== null) continue;
       // What ranking reads of a spec is worked out once per spec, not once per stats pass.
       if (rec.candidateSpec !== spec) {
-        rec.candidate = candidateOf(rec, spec);
+        const candidate = candidateOf(rec, spec);
+        rec.candidate = candidate;
         rec.candidateSpec = spec;
+        table.setFacts(rec.slot, candidate);
       }
-      const candidate = rec.candidate!;
-      candidate.gracePeriodSeconds = rec.gracePeriodSeconds();
-      candidate.usage = rec.usagePass == pass ? rec.usage : null;
-      candidates.push(candidate);
+      if (!rec.candidate!.critical) table.markEligible(rec.slot, pass);
     }
-    const decision = this.eviction.choose(nowMs, threshold!, stats.signals, candidates);
-    if (decision.uid.length > 0) this.evict(this.pods.get(decision.uid), decision.message, decision.gracePeriodSeconds);
+    const kind = rankingKind(resourceOfSignal(threshold!.signal));
+    const slot = table.first(kind, pass, this.slots);
+    if (slot < 0) return;
+    const rec = this.slots[slot]!;
+    const decision = this.eviction.decide(nowMs, threshold!, stats, rec.candidate!);
+    this.evict(rec, decision.message, decision.gracePeriodSeconds);
+  }
+
+  /// Puts each known pod's numbers from `stats` in the rank table for pass `pass`.
+  private placeStats(stats: NodeStats, pass: u64): void {
+    const previous = this.statsOrder;
+    const order = this.statsOrderSpare;
+    order.length = 0;
+    let cursor = 0;
+    const table = this.rankTable;
+    for (let i = 0, n = stats.podCount(); i < n; i++) {
+      let slot = -1;
+      // Most pods are where they were last pass, or one further on when a pod before them left.
+      // A slot taken by another pod since fails the uid check and falls back to the index.
+      for (let k = cursor, end = min(cursor + 2, previous.length); k < end; k++) {
+        const known = unchecked(previous[k]);
+        if (table.uidIs(known, stats, i)) {
+          slot = known;
+          cursor = k + 1;
+          break;
+        }
+      }
+      if (slot < 0) {
+        const uid = stats.uidAt(i);
+        if (!this.pods.has(uid)) continue;
+        slot = this.pods.get(uid).slot;
+      }
+      table.setUsage(slot, pass, stats, i);
+      order.push(slot);
+    }
+    this.statsOrderSpare = previous;
+    this.statsOrder = order;
   }
 
   /// Fails the pod as upstream's eviction does: killed with the given grace, phase Failed,
@@ -251,10 +292,20 @@ export class Agent {
   private addPod(rec: PodRecord): void {
     this.pods.set(rec.uid, rec);
     this.podList.push(rec);
+    if (this.freeSlots.length > 0) {
+      rec.slot = this.freeSlots.pop();
+      this.slots[rec.slot] = rec;
+    } else {
+      rec.slot = this.slots.length;
+      this.slots.push(rec);
+    }
+    this.rankTable.claim(rec.slot, rec.uid);
   }
 
   private removePod(rec: PodRecord): void {
     this.pods.delete(rec.uid);
+    this.slots[rec.slot] = null;
+    this.freeSlots.push(rec.slot);
     const list = this.podList;
     const at = list.indexOf(rec);
     if (at < 0) return;

@@ -58,9 +58,7 @@ export class WorkerContext {
   /// A pod's use in the last stats pass; null without stats.
   usageOf(uid: string): PodUsageIn | null {
     const stats = this.lastStats;
-    if (stats === null) return null;
-    for (let i = 0, n = stats.pods.length; i < n; i++) if (unchecked(stats.pods[i]).uid == uid) return unchecked(stats.pods[i]);
-    return null;
+    return stats === null ? null : stats.usageOf(uid);
   }
 
   constructor(

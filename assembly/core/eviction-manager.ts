@@ -2,7 +2,7 @@
 // pass it decides the thresholds met (keeping them until their minimum reclaim is regained),
 // the node's pressure conditions (held for the transition period), and at most one pod to
 // evict per interval, ranked as upstream ranks them for the signal most in need.
-import { NodeConfig, PodUsageIn, SignalObservation } from "./model";
+import { NodeConfig, NodeStats, SignalObservation } from "./model";
 import { Threshold, ThresholdConfig, parseThresholdConfig } from "./eviction-config";
 import {
   ConditionSeen,
@@ -15,7 +15,7 @@ import {
   thresholdsMet,
   thresholdsMetGracePeriod,
 } from "./eviction-signals";
-import { PodUsage, compareForPidPressure, compareForUsagePressure, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
+import { PodUsage, comparePidKeys, compareUsageKeys, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
 import { formatBinarySI, formatDecimalSI } from "./quantity-format";
 
 /// Upstream immediateEvictionGracePeriodSeconds: a hard threshold's pod gets this grace (the
@@ -52,8 +52,15 @@ export class EvictionCandidate {
     /// The pod's own termination grace period in seconds.
     public gracePeriodSeconds: i64,
   ) {}
-  /// Its use in the stats pass being decided on; null when it has no stats there.
-  usage: PodUsageIn | null = null;
+  /// Its use in the stats pass being decided on (numbers, so that setting them per pass costs
+  /// no reference store): whether it has stats there, and what they say.
+  hasStats: bool = false;
+  /// False for a placeholder of a pod that cannot be evicted now (kept in place in the agent's
+  /// candidates array); such entries are skipped like critical pods.
+  eligible: bool = true;
+  memoryWorkingSetBytes: i64 = 0;
+  ephemeralStorageBytes: i64 = 0;
+  processCount: i64 = 0;
 }
 
 export class EvictionDecision {
@@ -124,12 +131,17 @@ export class EvictionManager {
 
   /// Picks the pod to evict for `threshold` among `candidates` (critical pods are never
   /// evicted), the first in upstream's order for its signal; none if there is no candidate.
-  /// Each candidate's `usage` is set for this pass.
-  choose(nowMs: u64, threshold: Threshold, signals: SignalObservation[], candidates: EvictionCandidate[]): EvictionDecision {
+  /// Each candidate's use is set for this pass, from `stats`.
+  choose(nowMs: u64, threshold: Threshold, stats: NodeStats, candidates: EvictionCandidate[]): EvictionDecision {
+    const pod = firstInOrder(resourceOfSignal(threshold.signal), candidates);
+    return pod === null ? new EvictionDecision() : this.decide(nowMs, threshold, stats, pod);
+  }
+
+  /// Evicts `pod` for `threshold`: its grace period and upstream's message; the next eviction
+  /// waits for it (and for the interval).
+  decide(nowMs: u64, threshold: Threshold, stats: NodeStats, pod: EvictionCandidate): EvictionDecision {
     const decision = new EvictionDecision();
     const resource = resourceOfSignal(threshold.signal);
-    const pod = firstInOrder(resource, candidates);
-    if (pod === null) return decision;
     decision.uid = pod.uid;
     decision.signal = threshold.signal;
     decision.gracePeriodSeconds = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
@@ -137,7 +149,7 @@ export class EvictionManager {
       decision.gracePeriodSeconds = this.maxPodGracePeriodSeconds;
       if (pod.gracePeriodSeconds < decision.gracePeriodSeconds) decision.gracePeriodSeconds = pod.gracePeriodSeconds;
     }
-    decision.message = evictionMessage(resource, threshold, signals, pod);
+    decision.message = evictionMessage(resource, threshold, stats, pod);
     this.lastEvictionAtMs = nowMs;
     this.hasEvicted = true;
     this.evictingUid = pod.uid;
@@ -153,46 +165,58 @@ function mostUrgent(due: Threshold[]): Threshold {
   return due[0];
 }
 
-/// Fills `into` with what ranking compares of `c` for `resource`.
-function fillUsage(resource: string, c: EvictionCandidate, into: PodUsage): void {
-  const u = c.usage;
-  into.uid = c.uid;
+/// Which of a candidate's numbers ranking reads, decided once per pass rather than per pod.
+const BY_MEMORY: i32 = 0;
+const BY_STORAGE: i32 = 1;
+const BY_PIDS: i32 = 2;
+
+function rankingKind(resource: string): i32 {
+  return resource == "memory" ? BY_MEMORY : resource == "pids" ? BY_PIDS : BY_STORAGE;
+}
+
+/// Fills `into` with what ranking compares of `c` (all but the uid, which the callers read from
+/// the candidate itself).
+function fillUsage(kind: i32, c: EvictionCandidate, into: PodUsage): void {
   into.priority = c.priority;
-  into.hasStats = u !== null;
-  into.request = 0;
-  if (u === null) into.usage = 0;
-  else if (resource == "memory") into.usage = u.memoryWorkingSetBytes;
-  else if (resource == "pids") into.usage = u.processCount;
-  else into.usage = u.ephemeralStorageBytes; // disk and inodes: what the host measured of the pod
-  if (resource == "memory") into.request = c.memoryRequestBytes;
-  else if (resource != "pids") into.request = c.storageRequestBytes;
+  into.hasStats = c.hasStats;
+  into.usage = !c.hasStats ? 0 : kind == BY_MEMORY ? c.memoryWorkingSetBytes : kind == BY_PIDS ? c.processCount : c.ephemeralStorageBytes;
+  into.request = kind == BY_MEMORY ? c.memoryRequestBytes : kind == BY_PIDS ? 0 : c.storageRequestBytes;
 }
 
 /// The candidates in eviction order for `resource` (a full sort, for callers that want it).
 export function rank(resource: string, candidates: EvictionCandidate[]): PodUsage[] {
+  const kind = rankingKind(resource);
   const pods: PodUsage[] = [];
   for (let i = 0; i < candidates.length; i++) {
+    if (!candidates[i].eligible) continue;
     const u = new PodUsage();
-    fillUsage(resource, candidates[i], u);
+    fillUsage(kind, candidates[i], u);
+    u.uid = candidates[i].uid;
     pods.push(u);
   }
-  return resource == "pids" ? rankForPidPressure(pods) : rankForUsagePressure(pods);
+  return kind == BY_PIDS ? rankForPidPressure(pods) : rankForUsagePressure(pods);
 }
 
 /// The first non-critical candidate in eviction order: one pass, no sort and no allocation per
 /// pod (only the first is evicted, and critical pods are skipped as upstream skips them).
 export function firstInOrder(resource: string, candidates: EvictionCandidate[]): EvictionCandidate | null {
+  const kind = rankingKind(resource);
   let best: EvictionCandidate | null = null;
   const bestUsage = new PodUsage();
   const next = new PodUsage();
-  const pids = resource == "pids";
   for (let i = 0, n = candidates.length; i < n; i++) {
     const c = unchecked(candidates[i]);
-    if (c.critical) continue;
-    fillUsage(resource, c, next);
-    if (best === null || (pids ? compareForPidPressure(next, bestUsage) : compareForUsagePressure(next, bestUsage)) < 0) {
+    if (c.critical || !c.eligible) continue;
+    if (best === null) {
       best = c;
-      fillUsage(resource, c, bestUsage);
+      fillUsage(kind, c, bestUsage);
+      continue;
+    }
+    fillUsage(kind, c, next);
+    const order = kind == BY_PIDS ? comparePidKeys(next, bestUsage) : compareUsageKeys(next, bestUsage);
+    if (order < 0 || (order == 0 && c.uid < best.uid)) {
+      best = c;
+      fillUsage(kind, c, bestUsage);
     }
   }
   return best;
@@ -205,15 +229,16 @@ function signalObservation(signals: SignalObservation[], signal: string): Signal
 
 /// Upstream evictionMessage: the resource, the threshold and what was available, and each
 /// container using more memory than it requested.
-function evictionMessage(resource: string, threshold: Threshold, signals: SignalObservation[], pod: EvictionCandidate): string {
+function evictionMessage(resource: string, threshold: Threshold, stats: NodeStats, pod: EvictionCandidate): string {
   let message = "The node was low on resource: " + resource + ". ";
-  const observed = signalObservation(signals, threshold.signal);
+  const observed = signalObservation(stats.signals, threshold.signal);
   if (observed !== null) {
     message += "Threshold quantity: " + formatQuantity(resource, thresholdQuantity(threshold.value, observed.capacity)) +
       ", available: " + formatQuantity(resource, observed.available) + ". ";
   }
-  const u = pod.usage;
-  if (resource != "memory" || u === null) return message;
+  if (resource != "memory") return message;
+  const u = stats.usageOf(pod.uid);
+  if (u === null) return message;
   const containers = u.usages();
   for (let i = 0; i < pod.containerNames.length; i++) {
     for (let j = 0; j < containers.length; j++) {

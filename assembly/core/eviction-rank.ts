@@ -26,30 +26,35 @@ function cmpUid(a: PodUsage, b: PodUsage): i32 {
   return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
 }
 
-/// Memory or disk order: exceeds request, then priority (lower first), then usage above request.
-export function compareForUsagePressure(a: PodUsage, b: PodUsage): i32 {
-  if (!a.hasStats || !b.hasStats) {
-    const c = cmpBool(!a.hasStats, !b.hasStats);
-    return c != 0 ? c : cmpUid(a, b);
-  }
-  let c = cmpBool(a.usage > a.request, b.usage > b.request);
+/// Memory or disk order: exceeds request, then priority (lower first), then usage above request;
+/// 0 when only the uids can tell the two apart.
+export function compareUsageKeys(a: PodUsage, b: PodUsage): i32 {
+  if (!a.hasStats || !b.hasStats) return cmpBool(!a.hasStats, !b.hasStats);
+  const c = cmpBool(a.usage > a.request, b.usage > b.request);
   if (c != 0) return c;
   if (a.priority != b.priority) return a.priority < b.priority ? -1 : 1;
   const aAbove = a.usage - a.request;
   const bAbove = b.usage - b.request;
   if (aAbove != bAbove) return aAbove > bAbove ? -1 : 1;
-  return cmpUid(a, b);
+  return 0;
 }
 
-/// PID order: priority (lower first), then more processes first.
-export function compareForPidPressure(a: PodUsage, b: PodUsage): i32 {
+/// PID order: priority (lower first), then more processes first; 0 when only the uids differ.
+export function comparePidKeys(a: PodUsage, b: PodUsage): i32 {
   if (a.priority != b.priority) return a.priority < b.priority ? -1 : 1;
-  if (!a.hasStats || !b.hasStats) {
-    const c = cmpBool(!a.hasStats, !b.hasStats);
-    return c != 0 ? c : cmpUid(a, b);
-  }
+  if (!a.hasStats || !b.hasStats) return cmpBool(!a.hasStats, !b.hasStats);
   if (a.usage != b.usage) return a.usage > b.usage ? -1 : 1;
-  return cmpUid(a, b);
+  return 0;
+}
+
+export function compareForUsagePressure(a: PodUsage, b: PodUsage): i32 {
+  const c = compareUsageKeys(a, b);
+  return c != 0 ? c : cmpUid(a, b);
+}
+
+export function compareForPidPressure(a: PodUsage, b: PodUsage): i32 {
+  const c = comparePidKeys(a, b);
+  return c != 0 ? c : cmpUid(a, b);
 }
 
 /// The pods in eviction order for memory or disk pressure (a new array).

@@ -382,7 +382,94 @@ export class PackedContainers {
   }
 }
 
+/// The pods of a packed stats pass, copied out of the call's arguments: the text of their uids
+/// and container names, six values per pod (uid start, uid length, working set bytes, ephemeral
+/// storage bytes, processes, containers) and where each pod's containers begin.
+export class PackedPods {
+  constructor(
+    public text: StaticArray<u16>,
+    public values: StaticArray<i64>,
+    public containerStarts: StaticArray<i32>,
+    public containers: PackedContainers,
+  ) {}
+}
+
+/// A stats pass. Typed stats fill `pods`; packed stats keep `packed` and are read in place, with
+/// a pod's record made only when someone asks for it (the ranking reads numbers, not records).
 export class NodeStats {
   signals: SignalObservation[] = [];
   pods: PodUsageIn[] = [];
+  packed: PackedPods | null = null;
+
+  podCount(): i32 {
+    const p = this.packed;
+    return p === null ? this.pods.length : p.containerStarts.length;
+  }
+
+  uidAt(i: i32): string {
+    const p = this.packed;
+    if (p === null) return unchecked(this.pods[i]).uid;
+    const length = <i32>unchecked(p.values[i * 6 + 1]);
+    if (length == 0) return "";
+    return String.UTF16.decodeUnsafe(changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1), <usize>length << 1);
+  }
+
+  /// True when pod `i`'s uid is `uid`, without making a string of it.
+  uidIs(i: i32, uid: string): bool {
+    const p = this.packed;
+    if (p === null) return unchecked(this.pods[i]).uid == uid;
+    return this.uidRangeIs(i, changetype<usize>(uid), uid.length);
+  }
+
+  /// True when pod `i`'s uid is the `length` code units at `units`.
+  uidRangeIs(i: i32, units: usize, length: i32): bool {
+    const p = this.packed;
+    if (p === null) {
+      const uid = unchecked(this.pods[i]).uid;
+      return uid.length == length && memory.compare(changetype<usize>(uid), units, <usize>length << 1) == 0;
+    }
+    if (length != <i32>unchecked(p.values[i * 6 + 1])) return false;
+    let a = units;
+    let b = changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1);
+    const end = a + (<usize>length << 1);
+    for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
+    for (; a < end; a += 2, b += 2) if (load<u16>(a) != load<u16>(b)) return false;
+    return true;
+  }
+
+  memoryWorkingSetBytesAt(i: i32): i64 {
+    const p = this.packed;
+    return p === null ? unchecked(this.pods[i]).memoryWorkingSetBytes : unchecked(p.values[i * 6 + 2]);
+  }
+
+  ephemeralStorageBytesAt(i: i32): i64 {
+    const p = this.packed;
+    return p === null ? unchecked(this.pods[i]).ephemeralStorageBytes : unchecked(p.values[i * 6 + 3]);
+  }
+
+  processCountAt(i: i32): i64 {
+    const p = this.packed;
+    return p === null ? unchecked(this.pods[i]).processCount : unchecked(p.values[i * 6 + 4]);
+  }
+
+  /// Pod `i` as a record (made on each ask when the stats came packed).
+  podAt(i: i32): PodUsageIn {
+    const p = this.packed;
+    if (p === null) return unchecked(this.pods[i]);
+    const pod = new PodUsageIn();
+    pod.uid = this.uidAt(i);
+    pod.memoryWorkingSetBytes = this.memoryWorkingSetBytesAt(i);
+    pod.ephemeralStorageBytes = this.ephemeralStorageBytesAt(i);
+    pod.processCount = this.processCountAt(i);
+    pod.packed = p.containers;
+    pod.containerStart = unchecked(p.containerStarts[i]);
+    pod.containerCount = <i32>unchecked(p.values[i * 6 + 5]);
+    return pod;
+  }
+
+  /// The use of the pod with `uid`; null when it has no stats in this pass.
+  usageOf(uid: string): PodUsageIn | null {
+    for (let i = 0, n = this.podCount(); i < n; i++) if (this.uidIs(i, uid)) return this.podAt(i);
+    return null;
+  }
 }

@@ -25,18 +25,28 @@ export const MINIMUM_GRACE_PERIOD_SECONDS: i64 = 2;
 export const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
 
 export class PodRecord {
+  // The fields every stats pass reads of every pod come first, so that they share a cache line
+  // (fields are laid out in declaration order): at 10,000 pods, ranking is bound by memory.
   uid: string;
-  namespace: string;
-  name: string;
   /// The desired spec; null once removed or for an orphan. `lastSpec` keeps the last one.
   spec: PodSpec | null = null;
+  state: i32 = WorkerState.SyncPod;
+  /// Set once the phase was Succeeded or Failed: it never goes back.
+  terminal: bool = false;
+  /// The record's number in the agent's slot table (reused after the record is removed).
+  slot: i32 = 0;
+  failure: PodFailure | null = null;
+  /// What eviction ranking reads of `candidateSpec`, worked out once per spec.
+  candidate: EvictionCandidate | null = null;
+  candidateSpec: PodSpec | null = null;
+  /// A resize that waits: reason `Deferred` or `Infeasible`, and why; empty when none.
+  resizePendingReason: string = "";
+  namespace: string;
+  name: string;
   lastSpec: PodSpec | null = null;
   /// Spec hash of each container of `lastSpec`, in spec order.
   hashes: string[] = [];
   cgroupParent: string = "";
-  state: i32 = WorkerState.SyncPod;
-  /// Set once the phase was Succeeded or Failed: it never goes back.
-  terminal: bool = false;
 
   sandboxes: SandboxObservation[] = [];
   containers: ContainerObservation[] = [];
@@ -76,13 +86,6 @@ export class PodRecord {
   observedGracePeriodSeconds: i64 = -1;
   /// A grace period imposed by the node (eviction); -1 for none.
   graceOverrideSeconds: i64 = -1;
-  failure: PodFailure | null = null;
-  /// What eviction ranking reads of `candidateSpec`, worked out once per spec.
-  candidate: EvictionCandidate | null = null;
-  candidateSpec: PodSpec | null = null;
-  /// The pod's use in stats pass `usagePass`.
-  usage: PodUsageIn | null = null;
-  usagePass: u64 = 0;
   /// New to this agent: checked against node pressure once the runtime's view is known.
   needsAdmission: bool = false;
   /// The QoS class decided when the pod was first accepted; a resize never changes it.
@@ -93,8 +96,6 @@ export class PodRecord {
   podApplied: LinuxResources | null = null;
   /// Requests admitted per container name (`allocatedResources`).
   allocated: Map<string, ResourceQuantity[]> = new Map();
-  /// A resize that waits: reason `Deferred` or `Infeasible`, and why; empty when none.
-  resizePendingReason: string = "";
   resizePendingMessage: string = "";
   /// Containers or the pod cgroup still being resized.
   resizeInProgress: bool = false;

@@ -15,30 +15,35 @@ export function packNodeStats(stats: NodeStats): PackedNodeStats {
     containerCount += p.containers.length;
   }
   const text = new Uint16Array(units);
+  // Small numbers go in through a 32-bit view as (low, high) halves (wasm is little-endian).
   const pods = new BigInt64Array(stats.pods.length * POD_VALUES);
+  const podWords = new Int32Array(pods.buffer);
   const containers = new BigInt64Array(containerCount * CONTAINER_VALUES);
+  const containerWords = new Int32Array(containers.buffer);
   let at = 0;
   let next = 0;
-  const put = (s: string): void => {
-    for (let i = 0; i < s.length; i++) text[at + i] = s.charCodeAt(i);
-    at += s.length;
-  };
-  stats.pods.forEach((p, i) => {
+  for (let i = 0; i < stats.pods.length; i++) {
+    const p = stats.pods[i];
     const o = i * POD_VALUES;
-    pods[o] = BigInt(at);
-    pods[o + 1] = BigInt(p.uid.length);
-    put(p.uid);
+    podWords[o * 2] = at;
+    podWords[(o + 1) * 2] = p.uid.length;
+    at = putText(text, at, p.uid);
     pods[o + 2] = p.memoryWorkingSetBytes;
     pods[o + 3] = p.ephemeralStorageBytes;
     pods[o + 4] = p.processCount;
-    pods[o + 5] = BigInt(p.containers.length);
+    podWords[(o + 5) * 2] = p.containers.length;
     for (const c of p.containers) {
       const k = next++ * CONTAINER_VALUES;
-      containers[k] = BigInt(at);
-      containers[k + 1] = BigInt(c.name.length);
-      put(c.name);
+      containerWords[k * 2] = at;
+      containerWords[(k + 1) * 2] = c.name.length;
+      at = putText(text, at, c.name);
       containers[k + 2] = c.memoryWorkingSetBytes;
     }
-  });
+  }
   return { signals: stats.signals, text, pods, containers };
+}
+
+function putText(text: Uint16Array, at: number, s: string): number {
+  for (let i = 0; i < s.length; i++) text[at + i] = s.charCodeAt(i);
+  return at + s.length;
 }

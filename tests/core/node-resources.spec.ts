@@ -150,6 +150,32 @@ describe("node resources: eviction", () => {
     expect(node.runningCount("mid-c")).toBe(1);
   });
 
+  it("reads each pod's stats by uid whatever their order, after pods leave and new ones take their slots", () => {
+    const node = newNode("memory.available<100Mi");
+    node.agent.handlePods(node.nowMs, [withResources("a", "a-c", [], []), withResources("b", "b-c", [], []), withResources("c", "c-c", [], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, [usage("a", "a-c", 100 * MI), usage("b", "b-c", 300 * MI), usage("c", "c-c", 200 * MI)]));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.statuses.get("b").reason).toBe("Evicted");
+    // `a` leaves (its slot is freed) and `d` comes (and may take it; Burstable, as BestEffort
+    // pods are refused under memory pressure); stats now list c before d.
+    node.agent.handlePods(node.nowMs, [withResources("b", "b-c", [], []), withResources("c", "c-c", [], [])]);
+    node.runUntil(node.nowMs + 40 * S);
+    node.agent.handlePods(node.nowMs, [withResources("b", "b-c", [], []), withResources("c", "c-c", [], []), withResources("d", "d-c", ["memory", "64Mi"], [])]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.runningCount("a-c")).toBe(0);
+    expect(node.runningCount("d-c")).toBe(1);
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, [usage("c", "c-c", 200 * MI), usage("d", "d-c", 900 * MI)]));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.statuses.get("d").reason).toBe("Evicted");
+    expect(node.runningCount("c-c")).toBe(1);
+    // Next interval, d's stats gone and the order reversed again: c is all that is left.
+    node.nowMs += 31 * S;
+    node.agent.handleNodeStats(node.nowMs, memoryStats(50 * MI, [usage("c", "c-c", 200 * MI)]));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.statuses.get("c").reason).toBe("Evicted");
+  });
+
   it("never evicts a static (critical) pod, and never restarts an evicted one", () => {
     const node = newNode("memory.available<100Mi");
     const crit = withResources("crit", "crit-c", [], []);
