@@ -6,6 +6,26 @@ import type { NodeStats, PackedNodeStats } from "../core-types.js";
 const POD_VALUES = 6;
 const CONTAINER_VALUES = 3;
 
+/**
+ * One buffer kept between passes: allocating typed arrays costs more than filling them at 110
+ * pods. The views returned are valid until the next call (the core copies them in at once).
+ */
+let scratch = new ArrayBuffer(0);
+
+function views(podCount: number, containerCount: number, units: number) {
+  const podBytes = podCount * POD_VALUES * 8;
+  const containerBytes = containerCount * CONTAINER_VALUES * 8;
+  const need = podBytes + containerBytes + units * 2;
+  if (scratch.byteLength < need) scratch = new ArrayBuffer(Math.max(need, scratch.byteLength * 2));
+  return {
+    pods: new BigInt64Array(scratch, 0, podCount * POD_VALUES),
+    podWords: new Int32Array(scratch, 0, podCount * POD_VALUES * 2),
+    containers: new BigInt64Array(scratch, podBytes, containerCount * CONTAINER_VALUES),
+    containerWords: new Int32Array(scratch, podBytes, containerCount * CONTAINER_VALUES * 2),
+    text: new Uint16Array(scratch, podBytes + containerBytes, units),
+  };
+}
+
 export function packNodeStats(stats: NodeStats): PackedNodeStats {
   let units = 0;
   let containerCount = 0;
@@ -14,33 +34,36 @@ export function packNodeStats(stats: NodeStats): PackedNodeStats {
     for (const c of p.containers) units += c.name.length;
     containerCount += p.containers.length;
   }
-  const text = new Uint16Array(units);
-  // Small numbers go in through a 32-bit view as (low, high) halves (wasm is little-endian).
-  const pods = new BigInt64Array(stats.pods.length * POD_VALUES);
-  const podWords = new Int32Array(pods.buffer);
-  const containers = new BigInt64Array(containerCount * CONTAINER_VALUES);
-  const containerWords = new Int32Array(containers.buffer);
+  // Small numbers go in through a 32-bit view as (low, high) halves (wasm is little-endian);
+  // every word is written, so nothing of a previous pass shows through.
+  const { pods, podWords, containers, containerWords, text } = views(stats.pods.length, containerCount, units);
   let at = 0;
   let next = 0;
   for (let i = 0; i < stats.pods.length; i++) {
     const p = stats.pods[i];
     const o = i * POD_VALUES;
-    podWords[o * 2] = at;
-    podWords[(o + 1) * 2] = p.uid.length;
+    putSmall(podWords, o, at);
+    putSmall(podWords, o + 1, p.uid.length);
     at = putText(text, at, p.uid);
     pods[o + 2] = p.memoryWorkingSetBytes;
     pods[o + 3] = p.ephemeralStorageBytes;
     pods[o + 4] = p.processCount;
-    podWords[(o + 5) * 2] = p.containers.length;
+    putSmall(podWords, o + 5, p.containers.length);
     for (const c of p.containers) {
       const k = next++ * CONTAINER_VALUES;
-      containerWords[k * 2] = at;
-      containerWords[(k + 1) * 2] = c.name.length;
+      putSmall(containerWords, k, at);
+      putSmall(containerWords, k + 1, c.name.length);
       at = putText(text, at, c.name);
       containers[k + 2] = c.memoryWorkingSetBytes;
     }
   }
   return { signals: stats.signals, text, pods, containers };
+}
+
+/** Writes a non-negative number below 2^31 as 64-bit entry `index` of a 32-bit view. */
+function putSmall(words: Int32Array, index: number, value: number): void {
+  words[index * 2] = value;
+  words[index * 2 + 1] = 0;
 }
 
 function putText(text: Uint16Array, at: number, s: string): number {
