@@ -19,15 +19,8 @@ export function hardMemoryThresholdBytes(evictionHard: string, memoryCapacityByt
   return Math.ceil(Number(q[1]) * (BINARY[unit] ?? DECIMAL[unit] ?? 1));
 }
 
-export interface EvictionFlags {
-  evictionHard: string;
-  evictionSoft: string;
-  evictionSoftGracePeriod: string;
-  evictionMinimumReclaim: string;
-  evictionPressureTransitionPeriodMs: number;
-  evictionMaxPodGracePeriodSeconds: number;
-  evictionIntervalMs: number;
-}
+/** The kubelet's eviction flags, as NodeSettings carries them. */
+export type EvictionFlags = Omit<NodeSettings, "memoryCapacityBytes" | "allocatableMemoryBytes" | "allocatableCpuMilli">;
 
 /** The node's settings: capacity from the machine, allocatable less the hard memory threshold. */
 export function nodeSettings(machine: Pick<MachineInfo, "memoryBytes" | "cpuCount">, flags: EvictionFlags): NodeSettings {

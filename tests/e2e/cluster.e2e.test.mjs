@@ -5,32 +5,17 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { stringify } from "yaml";
-import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
-import { ApiClient } from "../../dist/cluster/api-client.js";
-import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+import { TestCluster } from "./cluster-harness.mjs";
 import { Nanolet, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
 
 const NODE = "e2e-node";
 const work = tempDir("nanolet-cluster-e2e-");
+let cluster;
 let containerd;
 let api;
 let admin;
 let nanolet;
 let manifestDir;
-
-function kubeconfigFile(server) {
-  const file = path.join(work, "kubelet.conf");
-  fs.writeFileSync(file, stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "fake", cluster: { server } }],
-    users: [{ name: NODE, user: { token: "node-token" } }],
-    contexts: [{ name: "node", context: { cluster: "fake", user: NODE } }],
-    "current-context": "node",
-  }));
-  return file;
-}
 
 function podObject(name, { script = "sleep 3600", policy = "Always", grace = 2, hostNetwork = true } = {}) {
   return {
@@ -49,37 +34,17 @@ const podPath = (name) => `/api/v1/namespaces/default/pods/${name}`;
 const getPod = (name) => api.get("pods", "default", name);
 
 before(async () => {
-  ensurePackages();
-  containerd = new PrivateContainerd(path.join(work, "containerd"));
-  await containerd.start();
-  api = await FakeApiServer.start({
-    tokens: {
-      "node-token": { name: `system:node:${NODE}`, groups: ["system:nodes", "system:authenticated"] },
-      "admin-token": { name: "admin", groups: ["system:masters"] },
-    },
-    bookmarkIntervalMs: 5_000,
-  });
-  admin = new ApiClient({ server: api.url, token: "admin-token" });
+  cluster = await TestCluster.start(work, NODE, { bookmarkIntervalMs: 5_000 });
+  ({ containerd, api, admin } = cluster);
   manifestDir = path.join(work, "manifests");
   fs.mkdirSync(manifestDir, { recursive: true });
   nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: NODE });
-  nanolet.start(["--kubeconfig", kubeconfigFile(api.url)]);
+  nanolet.start(["--kubeconfig", cluster.kubeconfig]);
 });
 
 after(async () => {
   for (const f of fs.readdirSync(manifestDir ?? work)) if (f.endsWith(".yaml")) fs.rmSync(path.join(manifestDir, f));
-  try {
-    // Whatever a test left (or a filtered run skipped) goes: the node then removes its containers.
-    for (const p of api?.store.list("pods").items ?? []) {
-      await admin.request("DELETE", podPath(p.metadata.name), { gracePeriodSeconds: 0 }).catch(() => {});
-    }
-    await waitFor("every pod gone from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
-  } finally {
-    await nanolet?.stop();
-    admin?.close();
-    await api?.stop();
-    await containerd?.stop();
-  }
+  await cluster?.stop(nanolet);
 });
 
 describe("nanolet in a cluster", { concurrency: false }, () => {

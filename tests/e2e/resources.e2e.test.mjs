@@ -6,26 +6,23 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { stringify } from "yaml";
-import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
-import { ApiClient } from "../../dist/cluster/api-client.js";
-import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
-import { Nanolet, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
+import { TestCluster } from "./cluster-harness.mjs";
+import { Nanolet, tempDir, waitFor } from "./harness.mjs";
 
 const NODE = "res-node";
 const MI = 1024 * 1024;
 const CGROUP = "/sys/fs/cgroup";
 const V2 = fs.existsSync(path.join(CGROUP, "cgroup.controllers"));
 const work = tempDir("nanolet-resources-e2e-");
+let cluster;
 let containerd;
 let api;
 let admin;
 let nanolet;
-let kubeconfig;
 
 function startNanolet(extra = []) {
   nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir: path.join(work, "manifests"), rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: NODE });
-  nanolet.start(["--kubeconfig", kubeconfig, "--eviction-monitoring-interval", "2s", ...extra]);
+  nanolet.start(["--kubeconfig", cluster.kubeconfig, "--eviction-monitoring-interval", "2s", ...extra]);
 }
 
 function podObject(name, { requests, limits, script = "sleep 3600", resizePolicy } = {}) {
@@ -74,39 +71,13 @@ function memoryAvailableBytes() {
 }
 
 before(async () => {
-  ensurePackages();
-  containerd = new PrivateContainerd(path.join(work, "containerd"));
-  await containerd.start();
-  api = await FakeApiServer.start({
-    tokens: {
-      "node-token": { name: `system:node:${NODE}`, groups: ["system:nodes", "system:authenticated"] },
-      "admin-token": { name: "admin", groups: ["system:masters"] },
-    },
-  });
-  admin = new ApiClient({ server: api.url, token: "admin-token" });
+  cluster = await TestCluster.start(work, NODE);
+  ({ containerd, api, admin } = cluster);
   fs.mkdirSync(path.join(work, "manifests"), { recursive: true });
-  kubeconfig = path.join(work, "kubelet.conf");
-  fs.writeFileSync(kubeconfig, stringify({
-    apiVersion: "v1", kind: "Config",
-    clusters: [{ name: "fake", cluster: { server: api.url } }],
-    users: [{ name: NODE, user: { token: "node-token" } }],
-    contexts: [{ name: "node", context: { cluster: "fake", user: NODE } }],
-    "current-context": "node",
-  }));
   startNanolet();
 });
 
-after(async () => {
-  try {
-    for (const p of api?.store.list("pods").items ?? []) await admin.request("DELETE", `/api/v1/namespaces/default/pods/${p.metadata.name}`, { gracePeriodSeconds: 0 }).catch(() => {});
-    await waitFor("every pod gone from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
-  } finally {
-    await nanolet?.stop();
-    admin?.close();
-    await api?.stop();
-    await containerd?.stop();
-  }
-});
+after(() => cluster?.stop(nanolet));
 
 describe("node resources on containerd", { concurrency: false }, () => {
   test("requests and limits reach the real cgroup files of the pod and its container", { timeout: 90_000 }, async () => {
