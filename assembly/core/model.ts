@@ -1,6 +1,8 @@
 // AssemblyScript mirrors of the WIT types in wit/types.wit. Field order and meaning follow the
 // WIT records one to one; the canonical-ABI code in assembly/abi/ moves them across the boundary.
 
+import { unitsEqual } from "./units";
+
 export class EnvVar {
   constructor(public name: string = "", public value: string = "") {}
 }
@@ -426,15 +428,10 @@ export class NodeStats {
     const p = this.packed;
     if (p === null) {
       const uid = unchecked(this.pods[i]).uid;
-      return uid.length == length && memory.compare(changetype<usize>(uid), units, <usize>length << 1) == 0;
+      return uid.length == length && unitsEqual(changetype<usize>(uid), units, <u32>length);
     }
     if (length != <i32>unchecked(p.values[i * 6 + 1])) return false;
-    let a = units;
-    let b = changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1);
-    const end = a + (<usize>length << 1);
-    for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
-    for (; a < end; a += 2, b += 2) if (load<u16>(a) != load<u16>(b)) return false;
-    return true;
+    return unitsEqual(units, changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1), <u32>length);
   }
 
   memoryWorkingSetBytesAt(i: i32): i64 {

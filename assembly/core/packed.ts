@@ -2,6 +2,7 @@
 // text buffer, read in place. The typed runtime-snapshot is packed into the same form, so that
 // both entry points share one PLEG.
 import { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./model";
+import { unitsEqual } from "./units";
 
 export const SANDBOX_WORDS: i32 = 10;
 export const SANDBOX_NUMBERS: i32 = 2;
@@ -123,13 +124,7 @@ export class PackedSnapshot {
 
   /// Compares `length` code units at `a` with a range of the text.
   rawRangeEquals(a: usize, start: u32, length: u32): bool {
-    // Eight bytes at a time with unaligned loads (the text is 2-byte aligned only; the standard
-    // memory.compare falls back to bytes then).
-    let b = this.textAt(start);
-    const end = a + (<usize>length << 1);
-    for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
-    for (; a < end; a += 2, b += 2) if (load<u16>(a) != load<u16>(b)) return false;
-    return true;
+    return unitsEqual(a, this.textAt(start), length);
   }
 
   /// A container field as a string, reusing `known` when it has the same text: a changed
