@@ -15,7 +15,6 @@ import {
   thresholdsMet,
   thresholdsMetGracePeriod,
 } from "./eviction-signals";
-import { PodUsage, comparePidKeys, compareUsageKeys, rankForPidPressure, rankForUsagePressure } from "./eviction-rank";
 import { formatBinarySI, formatDecimalSI } from "./quantity-format";
 
 /// Upstream immediateEvictionGracePeriodSeconds: a hard threshold's pod gets this grace (the
@@ -52,15 +51,6 @@ export class EvictionCandidate {
     /// The pod's own termination grace period in seconds.
     public gracePeriodSeconds: i64,
   ) {}
-  /// Its use in the stats pass being decided on (numbers, so that setting them per pass costs
-  /// no reference store): whether it has stats there, and what they say.
-  hasStats: bool = false;
-  /// False for a placeholder of a pod that cannot be evicted now (kept in place in the agent's
-  /// candidates array); such entries are skipped like critical pods.
-  eligible: bool = true;
-  memoryWorkingSetBytes: i64 = 0;
-  ephemeralStorageBytes: i64 = 0;
-  processCount: i64 = 0;
 }
 
 export class EvictionDecision {
@@ -129,14 +119,6 @@ export class EvictionManager {
     return mostUrgent(due);
   }
 
-  /// Picks the pod to evict for `threshold` among `candidates` (critical pods are never
-  /// evicted), the first in upstream's order for its signal; none if there is no candidate.
-  /// Each candidate's use is set for this pass, from `stats`.
-  choose(nowMs: u64, threshold: Threshold, stats: NodeStats, candidates: EvictionCandidate[]): EvictionDecision {
-    const pod = firstInOrder(resourceOfSignal(threshold.signal), candidates);
-    return pod === null ? new EvictionDecision() : this.decide(nowMs, threshold, stats, pod);
-  }
-
   /// Evicts `pod` for `threshold`: its grace period and upstream's message; the next eviction
   /// waits for it (and for the interval).
   decide(nowMs: u64, threshold: Threshold, stats: NodeStats, pod: EvictionCandidate): EvictionDecision {
@@ -163,63 +145,6 @@ function mostUrgent(due: Threshold[]): Threshold {
     if (due[i].signal == "memory.available" || due[i].signal == "allocatableMemory.available") return due[i];
   }
   return due[0];
-}
-
-/// Which of a candidate's numbers ranking reads, decided once per pass rather than per pod.
-const BY_MEMORY: i32 = 0;
-const BY_STORAGE: i32 = 1;
-const BY_PIDS: i32 = 2;
-
-function rankingKind(resource: string): i32 {
-  return resource == "memory" ? BY_MEMORY : resource == "pids" ? BY_PIDS : BY_STORAGE;
-}
-
-/// Fills `into` with what ranking compares of `c` (all but the uid, which the callers read from
-/// the candidate itself).
-function fillUsage(kind: i32, c: EvictionCandidate, into: PodUsage): void {
-  into.priority = c.priority;
-  into.hasStats = c.hasStats;
-  into.usage = !c.hasStats ? 0 : kind == BY_MEMORY ? c.memoryWorkingSetBytes : kind == BY_PIDS ? c.processCount : c.ephemeralStorageBytes;
-  into.request = kind == BY_MEMORY ? c.memoryRequestBytes : kind == BY_PIDS ? 0 : c.storageRequestBytes;
-}
-
-/// The candidates in eviction order for `resource` (a full sort, for callers that want it).
-export function rank(resource: string, candidates: EvictionCandidate[]): PodUsage[] {
-  const kind = rankingKind(resource);
-  const pods: PodUsage[] = [];
-  for (let i = 0; i < candidates.length; i++) {
-    if (!candidates[i].eligible) continue;
-    const u = new PodUsage();
-    fillUsage(kind, candidates[i], u);
-    u.uid = candidates[i].uid;
-    pods.push(u);
-  }
-  return kind == BY_PIDS ? rankForPidPressure(pods) : rankForUsagePressure(pods);
-}
-
-/// The first non-critical candidate in eviction order: one pass, no sort and no allocation per
-/// pod (only the first is evicted, and critical pods are skipped as upstream skips them).
-export function firstInOrder(resource: string, candidates: EvictionCandidate[]): EvictionCandidate | null {
-  const kind = rankingKind(resource);
-  let best: EvictionCandidate | null = null;
-  const bestUsage = new PodUsage();
-  const next = new PodUsage();
-  for (let i = 0, n = candidates.length; i < n; i++) {
-    const c = unchecked(candidates[i]);
-    if (c.critical || !c.eligible) continue;
-    if (best === null) {
-      best = c;
-      fillUsage(kind, c, bestUsage);
-      continue;
-    }
-    fillUsage(kind, c, next);
-    const order = kind == BY_PIDS ? comparePidKeys(next, bestUsage) : compareUsageKeys(next, bestUsage);
-    if (order < 0 || (order == 0 && c.uid < best.uid)) {
-      best = c;
-      fillUsage(kind, c, bestUsage);
-    }
-  }
-  return best;
 }
 
 function signalObservation(signals: SignalObservation[], signal: string): SignalObservation | null {
