@@ -255,3 +255,11 @@ export function coreAbort(message: usize, fileName: usize, line: u32, column: u3
   reportTrap(message, messageLen, fileName, fileLen, line, column);
   unreachable();
 }
+
+// The pure interfaces (wit/pleg.wit ... restart.wit): thin shims over the agent's own code.
+export { plegRelistEvents } from "./library/pleg";
+export { evictionParseThresholds, evictionThresholdsMet, evictionRankPods } from "./library/eviction";
+export { qosPodQosClass, qosOomScoreAdjust } from "./library/qos";
+export { cgroupsContainerCgroup, cgroupsPodCgroup, cgroupsPodCgroupParent } from "./library/cgroups";
+export { statusPodPhaseOf } from "./library/status";
+export { restartShouldRestart, restartBackOffStep, restartInBackOff } from "./library/restart";

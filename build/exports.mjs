@@ -2,6 +2,7 @@
 // names the WIT world asks for. One row per export; cabi_post_* rows name the post-return shim.
 const AGENT = "nanolet:core/agent-api@0.1.0";
 const CHECK = "nanolet:core/abi-check@0.1.0";
+const lib = (name) => `nanolet:core/${name}@0.1.0`;
 
 export const EXPORT_NAMES = [
   ["agentConstructor", `${AGENT}#[constructor]agent`],
@@ -22,6 +23,19 @@ export const EXPORT_NAMES = [
   ["echoActions", `${CHECK}#echo-actions`, "postReturn"],
   ["echoNodeStats", `${CHECK}#echo-node-stats`, "postReturn"],
   ["echoDeadline", `${CHECK}#echo-deadline`],
+  ["plegRelistEvents", `${lib("pleg")}#relist-events`, "postReturn"],
+  ["evictionParseThresholds", `${lib("eviction")}#parse-thresholds`, "postReturn"],
+  ["evictionThresholdsMet", `${lib("eviction")}#thresholds-met`, "postReturn"],
+  ["evictionRankPods", `${lib("eviction")}#rank-pods`, "postReturn"],
+  ["qosPodQosClass", `${lib("qos")}#pod-qos-class`, "postReturn"],
+  ["qosOomScoreAdjust", `${lib("qos")}#oom-score-adjust`, "postReturn"],
+  ["cgroupsContainerCgroup", `${lib("cgroups")}#container-cgroup`, "postReturn"],
+  ["cgroupsPodCgroup", `${lib("cgroups")}#pod-cgroup`, "postReturn"],
+  ["cgroupsPodCgroupParent", `${lib("cgroups")}#pod-cgroup-parent`, "postReturn"],
+  ["statusPodPhaseOf", `${lib("status")}#pod-phase-of`, "postReturn"],
+  ["restartShouldRestart", `${lib("restart")}#should-restart`, "postReturn"],
+  ["restartBackOffStep", `${lib("restart")}#back-off-step`, "postReturn"],
+  ["restartInBackOff", `${lib("restart")}#in-back-off`],
 ];
 
 /// Exports that exist only for wiring inside the module and must not reach the component.

@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "./build.mjs";
 import { ensurePackages } from "./containerd.mjs";
+import { ensureLibraryHosts } from "./library-hosts.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const only = process.argv.slice(2); // e.g. `npm test -- core host`
@@ -73,6 +74,14 @@ const suites = [
     run: async () => {
       ensurePackages(); // openssl, for the cluster client's TLS test
       return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "tests/host/"]));
+    },
+  },
+  {
+    // The pure interfaces in three hosts: Node.js (jco), headless Chromium (jco), wabt (core module).
+    name: "library",
+    run: async () => {
+      ensureLibraryHosts();
+      return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "tests/library/"]));
     },
   },
   {

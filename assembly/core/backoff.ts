@@ -57,6 +57,16 @@ export class Backoff {
     entry.lastUpdateMs = nowMs;
   }
 
+  /// Sets `key`'s entry as a caller kept it (the pure `restart` interface holds no state).
+  restore(key: string, durationMs: u64, lastUpdateMs: u64): void {
+    this.entries.set(key, new BackoffEntry(durationMs, lastUpdateMs));
+  }
+
+  /// When `key`'s wait was last set or doubled; 0 if there is no entry.
+  lastUpdateMs(key: string): u64 {
+    return this.entries.has(key) ? this.entries.get(key).lastUpdateMs : 0;
+  }
+
   reset(key: string): void {
     this.entries.delete(key);
   }

@@ -10,10 +10,8 @@ import {
   conditionForSignal,
   nodeConditionsLastObservedAt,
   nodeConditionsObservedSince,
+  thresholdPass,
   thresholdQuantity,
-  thresholdsFirstObservedAt,
-  thresholdsMet,
-  thresholdsMetGracePeriod,
 } from "./eviction-signals";
 import { formatBinarySI, formatDecimalSI } from "./quantity-format";
 
@@ -101,17 +99,11 @@ export class EvictionManager {
   /// a threshold is returned.
   observe(nowMs: u64, signals: SignalObservation[], previousGone: bool): Threshold | null {
     const now = <i64>nowMs;
-    let met = thresholdsMet(this.config.thresholds, signals, false);
-    if (this.lastMet.length > 0) {
-      // Pressure already acted on stays until the signal is above the threshold plus its
-      // minimum reclaim (upstream mergeThresholds of thresholdsNotYetResolved).
-      const unresolved = thresholdsMet(this.lastMet, signals, true);
-      for (let i = 0; i < unresolved.length; i++) if (!met.includes(unresolved[i])) met.push(unresolved[i]);
-    }
-    this.firstObserved = thresholdsFirstObservedAt(met, this.firstObserved, now);
-    this.conditionsSeen = nodeConditionsLastObservedAt(met, this.conditionsSeen, now);
+    const pass = thresholdPass(this.config.thresholds, this.lastMet, this.firstObserved, signals, now);
+    this.firstObserved = pass.firstObserved;
+    this.conditionsSeen = nodeConditionsLastObservedAt(pass.met, this.conditionsSeen, now);
     this.conditions = nodeConditionsObservedSince(this.conditionsSeen, <i64>this.transitionPeriodMs, now);
-    const due = thresholdsMetGracePeriod(this.firstObserved, now);
+    const due = pass.due;
     this.lastMet = due;
     if (due.length == 0) return null;
     if (this.hasEvicted && nowMs < this.lastEvictionAtMs + this.intervalMs) return null; // one per interval

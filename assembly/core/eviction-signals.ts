@@ -63,6 +63,34 @@ export function thresholdsMetGracePeriod(observedAt: ObservedAt[], nowMs: i64): 
   return out;
 }
 
+/// One pass of threshold bookkeeping (upstream synchronize): what is met now, since when, and
+/// what has met its grace period.
+export class ThresholdPass {
+  met: Threshold[] = [];
+  firstObserved: ObservedAt[] = [];
+  /// The met thresholds past their grace period: the ones to act on.
+  due: Threshold[] = [];
+}
+
+/// `lastDue` is the previous pass's `due` and `firstObserved` its `firstObserved`; thresholds are
+/// matched by identity, so both must hold objects of `thresholds`.
+export function thresholdPass(
+  thresholds: Threshold[], lastDue: Threshold[], firstObserved: ObservedAt[], signals: SignalObservation[], nowMs: i64,
+): ThresholdPass {
+  const pass = new ThresholdPass();
+  const met = thresholdsMet(thresholds, signals, false);
+  if (lastDue.length > 0) {
+    // Pressure already acted on stays until the signal is above the threshold plus its
+    // minimum reclaim (upstream mergeThresholds of thresholdsNotYetResolved).
+    const unresolved = thresholdsMet(lastDue, signals, true);
+    for (let i = 0; i < unresolved.length; i++) if (!met.includes(unresolved[i])) met.push(unresolved[i]);
+  }
+  pass.met = met;
+  pass.firstObserved = thresholdsFirstObservedAt(met, firstObserved, nowMs);
+  pass.due = thresholdsMetGracePeriod(pass.firstObserved, nowMs);
+  return pass;
+}
+
 /// A pressure condition with the last time its threshold was met.
 export class ConditionSeen {
   constructor(public condition: string, public lastMs: i64) {}

@@ -303,6 +303,28 @@ export class Pleg {
     return slot.generation == this.generation ? slot : null;
   }
 
+  /// Frees the unmanaged tables and entries; the PLEG is empty afterwards. For short-lived
+  /// instances (the pure `pleg` interface); the agent's lives as long as the agent.
+  dispose(): void {
+    for (let i = 0; i < this.capacity; i++) {
+      const ptr = load<usize>(this.table + (<usize>i << 2));
+      if (ptr != 0) heap.free(ptr);
+    }
+    if (this.table != 0) heap.free(this.table);
+    if (this.spare != 0) heap.free(this.spare);
+    if (this.previous != 0) heap.free(this.previous);
+    this.table = 0;
+    this.capacity = 0;
+    this.spare = 0;
+    this.spareCapacity = 0;
+    this.previous = 0;
+    this.previousBytes = 0;
+    this.previousTextUnits = 0;
+    this.previousSandboxes = -1;
+    this.previousContainers = -1;
+    this.slots.clear();
+  }
+
   /// Objects remembered from the last relist.
   get size(): i32 {
     let n = 0;

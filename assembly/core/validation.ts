@@ -1,6 +1,6 @@
 // Validation of pod specs, with the apiserver's field paths and wording, so that a bad manifest is
 // refused with a message naming the field instead of being half-run.
-import { PodPhase, PodRejection, PodSpec } from "./model";
+import { ContainerSpec, PodPhase, PodRejection, PodSpec } from "./model";
 import { parseQuantity } from "./quantity";
 
 const DNS1123_LABEL_MAX = 63;
@@ -58,12 +58,8 @@ export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
   if (!isDns1123Label(pod.namespace)) {
     return new PodRejection(index, pod.uid, "metadata.namespace", invalid(pod.namespace, LABEL_MESSAGE));
   }
-  const policy = pod.restartPolicy;
-  if (policy != "" && policy != "Always" && policy != "OnFailure" && policy != "Never") {
-    return new PodRejection(
-      index, pod.uid, "spec.restartPolicy",
-      'Unsupported value: "' + policy + '": supported values: "Always", "OnFailure", "Never"');
-  }
+  const policyProblem = restartPolicyProblem(pod.restartPolicy);
+  if (policyProblem.length > 0) return new PodRejection(index, pod.uid, "spec.restartPolicy", policyProblem);
   if (pod.hasGracePeriod && pod.terminationGracePeriodSeconds < 0) {
     return new PodRejection(
       index, pod.uid, "spec.terminationGracePeriodSeconds",
@@ -106,18 +102,33 @@ export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
         return new PodRejection(index, pod.uid, envPath, invalid(name, "a valid environment variable name must not contain '='"));
       }
     }
-    for (let r = 0; r < c.requests.length; r++) {
-      const problem = checkQuantity(c.requests[r].quantity);
-      if (problem.length > 0) {
-        return new PodRejection(index, pod.uid, path + ".resources.requests[" + c.requests[r].name + "]", problem);
-      }
-    }
-    for (let r = 0; r < c.limits.length; r++) {
-      const problem = checkQuantity(c.limits[r].quantity);
-      if (problem.length > 0) {
-        return new PodRejection(index, pod.uid, path + ".resources.limits[" + c.limits[r].name + "]", problem);
-      }
-    }
+    const resources = resourcesProblem(c, path + ".");
+    if (resources !== null) return new PodRejection(index, pod.uid, resources.field, resources.message);
+  }
+  return null;
+}
+
+/// The problem of a restart policy, or empty: `Always`, `OnFailure`, `Never` or empty (Always).
+export function restartPolicyProblem(policy: string): string {
+  if (policy == "" || policy == "Always" || policy == "OnFailure" || policy == "Never") return "";
+  return 'Unsupported value: "' + policy + '": supported values: "Always", "OnFailure", "Never"';
+}
+
+/// A field path and what is wrong there.
+export class FieldProblem {
+  constructor(public field: string, public message: string) {}
+}
+
+/// The first bad quantity of a container's requests and limits, or null. `prefix` leads the
+/// field path (`spec.containers[0].`).
+export function resourcesProblem(c: ContainerSpec, prefix: string): FieldProblem | null {
+  for (let r = 0; r < c.requests.length; r++) {
+    const problem = checkQuantity(c.requests[r].quantity);
+    if (problem.length > 0) return new FieldProblem(prefix + "resources.requests[" + c.requests[r].name + "]", problem);
+  }
+  for (let r = 0; r < c.limits.length; r++) {
+    const problem = checkQuantity(c.limits[r].quantity);
+    if (problem.length > 0) return new FieldProblem(prefix + "resources.limits[" + c.limits[r].name + "]", problem);
   }
   return null;
 }

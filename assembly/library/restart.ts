@@ -1,0 +1,49 @@
+// Export shims of wit/restart.wit over the agent's own restart and back-off code.
+import { ContainerObservation, PodSpec } from "../core/model";
+import { Backoff } from "../core/backoff";
+import { restartPolicyOf, shouldContainerBeRestarted } from "../core/restart";
+import { restartPolicyProblem } from "../core/validation";
+import { liftStringParts, resetArgumentArena } from "../abi/memory";
+import { LIBRARY_RETURN_AREA, liftCase, lowerError, lowerOkTag } from "../abi/library-types";
+
+/// The one key the stateless back-off functions use.
+const KEY = "container";
+
+export function restartShouldRestart(policyPtr: usize, policyLen: u32, latestTag: i32, state: i32, exitCode: i32): usize {
+  const spec = new PodSpec();
+  spec.restartPolicy = liftStringParts(policyPtr, policyLen);
+  resetArgumentArena();
+  let latest: ContainerObservation | null = null;
+  if (liftCase(<u32>latestTag, 2, "option: bad case") == 1) {
+    latest = new ContainerObservation();
+    latest.state = liftCase(<u32>state, 4, "container-state: bad case");
+    latest.exitCode = exitCode;
+  }
+  const problem = restartPolicyProblem(spec.restartPolicy);
+  if (problem.length > 0) return lowerError(LIBRARY_RETURN_AREA, 4, "restartPolicy: " + problem);
+  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), shouldContainerBeRestarted(latest, restartPolicyOf(spec)) ? 1 : 0, 4);
+  return LIBRARY_RETURN_AREA;
+}
+
+export function restartBackOffStep(
+  previousTag: i32, durationMs: u64, lastUpdateMs: u64, eventTimeMs: u64, nowMs: u64, initialMs: u64, maxMs: u64,
+): usize {
+  if (initialMs == 0) return lowerError(LIBRARY_RETURN_AREA, 8, "initial-ms: Invalid value: 0: must be greater than 0");
+  if (initialMs > maxMs) {
+    return lowerError(LIBRARY_RETURN_AREA, 8,
+      "initial-ms: Invalid value: " + initialMs.toString() + ": must be less than or equal to max-ms (" + maxMs.toString() + ")");
+  }
+  const backoff = new Backoff(initialMs, maxMs);
+  if (liftCase(<u32>previousTag, 2, "option: bad case") == 1) backoff.restore(KEY, durationMs, lastUpdateMs);
+  backoff.next(KEY, eventTimeMs, nowMs);
+  const at = lowerOkTag(LIBRARY_RETURN_AREA) + 8;
+  store<u64>(at, backoff.durationMs(KEY));
+  store<u64>(at, backoff.lastUpdateMs(KEY), 8);
+  return LIBRARY_RETURN_AREA;
+}
+
+export function restartInBackOff(durationMs: u64, lastUpdateMs: u64, eventTimeMs: u64, nowMs: u64, maxMs: u64): i32 {
+  const backoff = new Backoff(durationMs, maxMs);
+  backoff.restore(KEY, durationMs, lastUpdateMs);
+  return backoff.isInBackOffSince(KEY, eventTimeMs, nowMs) ? 1 : 0;
+}

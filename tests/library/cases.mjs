@@ -1,0 +1,317 @@
+// The pure interfaces' cases, shared by every host that runs the core (tests/library/README.md):
+// Node.js through jco, Chromium through jco, and the core module alone under wabt. Values are
+// jco's JavaScript shapes (u64/s64 as BigInt, enums as strings, variants as {tag, val}, none as
+// undefined). `ok` is the exact result; `err` the exact error string. Expectations come from the
+// upstream rules in ../shared/design/KUBELET-FACTS.md, worked out by hand in the comments.
+
+const Mi = 1024n * 1024n;
+const Gi = 1024n * Mi;
+
+const q = (name, quantity) => ({ name, quantity });
+const container = (name, requests = {}, limits = {}) => ({
+  name,
+  requests: Object.entries(requests).map(([k, v]) => q(k, v)),
+  limits: Object.entries(limits).map(([k, v]) => q(k, v)),
+});
+const pod = (uid, containers, priority = 0, staticPod = false) => ({ uid, priority, staticPod, containers });
+
+const cgroup = (cpuShares, cpuWeight, cpuQuotaUs, memoryLimitBytes) => ({
+  cpuShares, cpuWeight, cpuQuotaUs, cpuPeriodUs: 100000n, memoryLimitBytes,
+});
+
+const QUANTITY_RULE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+// ---- qos ----------------------------------------------------------------------------------
+const qos = [
+  { id: "qos/guaranteed", fn: ["qos", "podQosClass"], ok: "guaranteed",
+    args: [pod("u", [container("c", { cpu: "500m", memory: "128Mi" }, { cpu: "500m", memory: "128Mi" })])] },
+  { id: "qos/guaranteed-from-limits", fn: ["qos", "podQosClass"], ok: "guaranteed", // requests default to limits
+    args: [pod("u", [container("c", {}, { cpu: "1", memory: "64Mi" })])] },
+  { id: "qos/burstable-request-only", fn: ["qos", "podQosClass"], ok: "burstable",
+    args: [pod("u", [container("c", { memory: "64Mi" })])] },
+  { id: "qos/burstable-request-below-limit", fn: ["qos", "podQosClass"], ok: "burstable",
+    args: [pod("u", [container("c", { cpu: "250m", memory: "64Mi" }, { cpu: "500m", memory: "64Mi" })])] },
+  { id: "qos/burstable-one-of-two", fn: ["qos", "podQosClass"], ok: "burstable",
+    args: [pod("u", [container("a", {}, { cpu: "1", memory: "1Gi" }), container("b")])] },
+  { id: "qos/best-effort", fn: ["qos", "podQosClass"], ok: "best-effort", args: [pod("u", [container("a"), container("b")])] },
+  { id: "qos/best-effort-other-resources", fn: ["qos", "podQosClass"], ok: "best-effort", // only cpu and memory count
+    args: [pod("u", [container("a", { "ephemeral-storage": "1Gi" })])] },
+  { id: "qos/bad-quantity", fn: ["qos", "podQosClass"],
+    err: `spec.containers[0].resources.limits[memory]: Invalid value: "12x": ${QUANTITY_RULE}`,
+    args: [pod("u", [container("c", {}, { memory: "12x" })])] },
+  { id: "qos/bad-negative", fn: ["qos", "podQosClass"],
+    err: 'spec.containers[1].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0',
+    args: [pod("u", [container("a"), container("b", { cpu: "-1" })])] },
+  { id: "qos/bad-no-containers", fn: ["qos", "podQosClass"], err: "spec.containers: Required value", args: [pod("u", [])] },
+  { id: "qos/bad-duplicate-name", fn: ["qos", "podQosClass"], err: 'spec.containers[1].name: Duplicate value: "a"',
+    args: [pod("u", [container("a"), container("a")])] },
+
+  // OOM score adjust on a 4Gi node.
+  { id: "oom/guaranteed", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "c", oomScoreAdj: -997 }],
+    args: [pod("u", [container("c", {}, { cpu: "1", memory: "1Gi" })]), 4n * Gi] },
+  { id: "oom/best-effort", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "c", oomScoreAdj: 1000 }],
+    args: [pod("u", [container("c")]), 4n * Gi] },
+  // 1000 - 1000 * 1Gi / 4Gi = 750; the container without a memory request: 1000 -> 999.
+  { id: "oom/burstable", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: 750 }, { name: "b", oomScoreAdj: 999 }],
+    args: [pod("u", [container("a", { memory: "1Gi" }), container("b", { cpu: "100m" })]), 4n * Gi] },
+  // 1000 - 1000 * 4Gi / 4Gi = 0, raised to 1000 + (-997) = 3.
+  { id: "oom/burstable-floor", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: 3 }],
+    args: [pod("u", [container("a", { memory: "4Gi" })]), 4n * Gi] },
+  // 1000 - 1000 * 3Gi / 4Gi = 250.
+  { id: "oom/burstable-limit-as-request", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: 250 }],
+    args: [pod("u", [container("a", { cpu: "100m" }, { memory: "3Gi" })]), 4n * Gi] },
+  { id: "oom/node-critical", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: -997 }],
+    args: [pod("u", [container("a")], 2000001000), 4n * Gi] },
+  { id: "oom/system-critical-is-not-node-critical", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: 1000 }],
+    args: [pod("u", [container("a")], 2000000000), 4n * Gi] },
+  { id: "oom/unknown-capacity", fn: ["qos", "oomScoreAdjust"], ok: [{ name: "a", oomScoreAdj: 999 }],
+    args: [pod("u", [container("a", { memory: "1Gi" })]), 0n] },
+  { id: "oom/bad-quantity", fn: ["qos", "oomScoreAdjust"],
+    err: `spec.containers[0].resources.requests[memory]: Invalid value: "1 Gi": ${QUANTITY_RULE}`,
+    args: [pod("u", [container("a", { memory: "1 Gi" })]), 4n * Gi] },
+];
+
+// ---- cgroups ------------------------------------------------------------------------------
+// shares = milliCPU * 1024 / 1000 within [2, 262144]; weight = 1 + (shares - 2) * 9999 / 262142;
+// quota = milliCPU * 100000 / 1000, at least 1000.
+const cgroups = [
+  // 250m: shares 256, weight 1 + 254 * 9999 / 262142 = 10.
+  { id: "cgroup/cpu-request", fn: ["cgroups", "containerCgroup"], ok: cgroup(256n, 10n, 0n, 0n),
+    args: [container("c", { cpu: "250m" })] },
+  // limit 500m: quota 50000; memory 128Mi.
+  { id: "cgroup/limits", fn: ["cgroups", "containerCgroup"], ok: cgroup(256n, 10n, 50000n, 128n * Mi),
+    args: [container("c", { cpu: "250m" }, { cpu: "500m", memory: "128Mi" })] },
+  // 1m: shares 1 -> 2, weight 1; quota 100 -> 1000.
+  { id: "cgroup/minimums", fn: ["cgroups", "containerCgroup"], ok: cgroup(2n, 1n, 1000n, 0n),
+    args: [container("c", {}, { cpu: "1m" })] },
+  { id: "cgroup/nothing", fn: ["cgroups", "containerCgroup"], ok: cgroup(2n, 1n, 0n, 0n), args: [container("c")] },
+  // 1000 cpus: 1024000 shares -> 262144, weight 10000.
+  { id: "cgroup/maximum-shares", fn: ["cgroups", "containerCgroup"], ok: cgroup(262144n, 10000n, 0n, 0n),
+    args: [container("c", { cpu: "1000" })] },
+  // 1.5Gi; 100m of a byte rounds up to 1 byte, as Quantity.Value() does.
+  { id: "cgroup/fractional-memory", fn: ["cgroups", "containerCgroup"], ok: cgroup(2n, 1n, 0n, 1610612736n),
+    args: [container("c", {}, { memory: "1.5Gi" })] },
+  { id: "cgroup/sub-byte-memory", fn: ["cgroups", "containerCgroup"], ok: cgroup(2n, 1n, 0n, 1n),
+    args: [container("c", {}, { memory: "100m" })] },
+  { id: "cgroup/bad-quantity", fn: ["cgroups", "containerCgroup"],
+    err: `resources.limits[cpu]: Invalid value: "abc": ${QUANTITY_RULE}`, args: [container("c", {}, { cpu: "abc" })] },
+  // Sum of requests 400m: shares 409, weight 1 + 407 * 9999 / 262142 = 16; limits 600m and
+  // 128Mi, every container limited.
+  { id: "pod-cgroup/burstable", fn: ["cgroups", "podCgroup"], ok: cgroup(409n, 16n, 60000n, 128n * Mi),
+    args: [pod("u", [container("a", { cpu: "100m" }, { cpu: "200m", memory: "64Mi" }), container("b", { cpu: "300m" }, { cpu: "400m", memory: "64Mi" })])] },
+  // One container without limits leaves the pod without quota and memory limit.
+  { id: "pod-cgroup/one-unlimited", fn: ["cgroups", "podCgroup"], ok: cgroup(409n, 16n, 0n, 0n),
+    args: [pod("u", [container("a", { cpu: "100m" }, { cpu: "200m", memory: "64Mi" }), container("b", { cpu: "300m" })])] },
+  { id: "pod-cgroup/best-effort", fn: ["cgroups", "podCgroup"], ok: cgroup(2n, 1n, 0n, 0n), args: [pod("u", [container("a")])] },
+  { id: "pod-cgroup/bad-quantity", fn: ["cgroups", "podCgroup"],
+    err: `spec.containers[0].resources.requests[cpu]: Invalid value: "1..5": ${QUANTITY_RULE}`,
+    args: [pod("u", [container("a", { cpu: "1..5" })])] },
+  { id: "cgroup-parent/guaranteed", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/pod1234",
+    args: [pod("1234", [container("a", {}, { cpu: "1", memory: "1Gi" })])] },
+  { id: "cgroup-parent/burstable", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/burstable/pod1234",
+    args: [pod("1234", [container("a", { cpu: "1" })])] },
+  { id: "cgroup-parent/best-effort", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/besteffort/pod1234",
+    args: [pod("1234", [container("a")])] },
+  { id: "cgroup-parent/bad-uid", fn: ["cgroups", "podCgroupParent"], err: "metadata.uid: Required value", args: [pod("", [container("a")])] },
+];
+
+// ---- status -------------------------------------------------------------------------------
+const st = (name, state, exitCode = 0, terminatedBefore = false) => ({ name, state, exitCode, terminatedBefore });
+const phase = (id, policy, names, statuses, terminal, expected) =>
+  ({ id: `phase/${id}`, fn: ["status", "podPhaseOf"], args: [policy, names, statuses, terminal], ok: expected });
+const status = [
+  phase("running", "Always", ["a"], [st("a", "running")], false, "running"),
+  phase("waiting-to-start", "Always", ["a", "b"], [st("a", "running"), st("b", "waiting")], false, "pending"),
+  phase("no-status-yet", "Always", ["a", "b"], [st("a", "running")], false, "pending"),
+  phase("crash-looping", "Always", ["a"], [st("a", "waiting", 0, true)], false, "running"),
+  phase("always-all-exited", "Always", ["a"], [st("a", "terminated", 0)], false, "running"),
+  phase("default-policy", "", ["a"], [st("a", "terminated", 0)], false, "running"),
+  phase("never-succeeded", "Never", ["a", "b"], [st("a", "terminated", 0), st("b", "terminated", 0)], false, "succeeded"),
+  phase("never-failed", "Never", ["a", "b"], [st("a", "terminated", 0), st("b", "terminated", 1)], false, "failed"),
+  phase("on-failure-restarting", "OnFailure", ["a"], [st("a", "terminated", 1)], false, "running"),
+  phase("on-failure-succeeded", "OnFailure", ["a"], [st("a", "terminated", 0)], false, "succeeded"),
+  phase("terminal-succeeded", "Always", ["a"], [st("a", "terminated", 0)], true, "succeeded"),
+  phase("terminal-failed", "Always", ["a"], [st("a", "terminated", 137)], true, "failed"),
+  phase("terminal-never-started", "Always", ["a"], [], true, "failed"),
+  { id: "phase/bad-policy", fn: ["status", "podPhaseOf"], args: ["Sometimes", ["a"], [], false],
+    err: 'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
+  { id: "phase/bad-unknown-container", fn: ["status", "podPhaseOf"], args: ["Always", ["a"], [st("b", "running")], false],
+    err: 'status.containerStatuses[0].name: Not found: "b"' },
+  { id: "phase/bad-no-containers", fn: ["status", "podPhaseOf"], args: ["Never", [], [], false], err: "spec.containers: Required value" },
+  { id: "phase/bad-duplicate-status", fn: ["status", "podPhaseOf"], args: ["Never", ["a"], [st("a", "running"), st("a", "running")], false],
+    err: 'status.containerStatuses[1].name: Duplicate value: "a"' },
+];
+
+// ---- restart ------------------------------------------------------------------------------
+const should = (id, policy, latest, expected) => ({ id: `should-restart/${id}`, fn: ["restart", "shouldRestart"], args: [policy, latest], ok: expected });
+const entry = (durationMs, lastUpdateMs) => ({ durationMs, lastUpdateMs });
+const step = (id, previous, eventTimeMs, nowMs, expected) =>
+  ({ id: `back-off/${id}`, fn: ["restart", "backOffStep"], args: [previous, eventTimeMs, nowMs, 10000n, 300000n], ok: expected });
+const waiting = (id, e, eventTimeMs, nowMs, expected) =>
+  ({ id: `in-back-off/${id}`, fn: ["restart", "inBackOff"], args: [e, eventTimeMs, nowMs, 300000n], ok: expected });
+const restart = [
+  should("never-created", "Never", undefined, true),
+  should("running", "Always", { state: "running", exitCode: 0 }, false),
+  should("created", "Always", { state: "created", exitCode: 0 }, false),
+  should("unknown", "Never", { state: "unknown", exitCode: 0 }, true),
+  should("always-exit-0", "Always", { state: "exited", exitCode: 0 }, true),
+  should("on-failure-exit-0", "OnFailure", { state: "exited", exitCode: 0 }, false),
+  should("on-failure-exit-1", "OnFailure", { state: "exited", exitCode: 1 }, true),
+  should("never-exit-1", "Never", { state: "exited", exitCode: 1 }, false),
+  { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["always", undefined],
+    err: 'restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"' },
+  // 10 s, doubling to 300 s; an entry more than 2 x 300 s older than the event starts over.
+  step("first", undefined, 5000n, 6000n, entry(10000n, 6000n)),
+  step("doubles", entry(10000n, 1000n), 5000n, 20000n, entry(20000n, 20000n)),
+  step("capped", entry(160000n, 0n), 100000n, 100000n, entry(300000n, 100000n)),
+  step("stays-capped", entry(300000n, 0n), 100000n, 100000n, entry(300000n, 100000n)),
+  step("expired", entry(80000n, 0n), 600001n, 700000n, entry(10000n, 700000n)),
+  step("not-yet-expired", entry(80000n, 0n), 600000n, 700000n, entry(160000n, 700000n)),
+  { id: "back-off/bad-initial", fn: ["restart", "backOffStep"], args: [undefined, 0n, 0n, 0n, 300000n],
+    err: "initial-ms: Invalid value: 0: must be greater than 0" },
+  { id: "back-off/bad-initial-above-max", fn: ["restart", "backOffStep"], args: [undefined, 0n, 0n, 400000n, 300000n],
+    err: "initial-ms: Invalid value: 400000: must be less than or equal to max-ms (300000)" },
+  waiting("within", entry(10000n, 0n), 5000n, 14999n, true),
+  waiting("over", entry(10000n, 0n), 5000n, 15000n, false),
+  waiting("expired", entry(300000n, 0n), 600001n, 600002n, false),
+];
+
+// ---- eviction -----------------------------------------------------------------------------
+const quantity = (val) => ({ tag: "quantity", val });
+const percent = (val) => ({ tag: "percentage", val: Math.fround(val) });
+const threshold = (signal, value, gracePeriodMs = 0n, minReclaim = undefined) => ({ signal, value, gracePeriodMs, minReclaim });
+const obs = (signal, available, capacity) => ({ signal, available, capacity });
+const met = (t, firstObservedMs, gracePeriodMet) => ({ threshold: t, firstObservedMs, gracePeriodMet });
+const usage = (uid, memoryWorkingSetBytes, ephemeralStorageBytes = 0n, processCount = 0n) =>
+  ({ uid, memoryWorkingSetBytes, ephemeralStorageBytes, processCount, containers: [] });
+
+const memHard = threshold("memory.available", quantity(100n * Mi));
+const memSoft = threshold("memory.available", quantity(1n * Gi), 90000n);
+const diskHard = threshold("nodefs.available", percent(0.1), 0n, quantity(500n * Mi));
+const parse = (id, args, expected) => ({ id: `parse-thresholds/${id}`, fn: ["eviction", "parseThresholds"], args, ok: expected });
+const badParse = (id, args, err) => ({ id: `parse-thresholds/${id}`, fn: ["eviction", "parseThresholds"], args, err });
+const passAt = (id, args, expected) => ({ id: `thresholds-met/${id}`, fn: ["eviction", "thresholdsMet"], args, ok: expected });
+const rank = (id, args, expected) => ({ id: `rank-pods/${id}`, fn: ["eviction", "rankPods"], args, ok: expected });
+
+const eviction = [
+  parse("kubelet-defaults", ["memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%", "", "", ""], [
+    threshold("memory.available", quantity(100n * Mi)),
+    threshold("nodefs.available", percent(0.1)),
+    threshold("nodefs.inodesFree", percent(0.05)),
+    threshold("imagefs.available", percent(0.15)),
+  ]),
+  parse("soft-with-grace", ["", "memory.available<1Gi", "memory.available=1m30s", ""], [memSoft]),
+  parse("minimum-reclaim", ["nodefs.available<10%", "", "", "nodefs.available=500Mi"], [diskHard]),
+  parse("none", ["", "", "", ""], []),
+  badParse("unknown-signal", ["foo.available<1Gi", "", "", ""], "unsupported eviction signal foo.available"),
+  badParse("soft-without-grace", ["", "memory.available<1Gi", "", ""], "grace period must be specified for the soft eviction threshold memory.available"),
+  badParse("bad-percentage", ["memory.available<110%", "", "", ""], "eviction percentage threshold memory.available must be <= 100%: 110%"),
+  badParse("bad-operator", ["memory.available>1Gi", "", "", ""], "malformed pair, expect string<string"),
+
+  // 50Mi of 1Gi available is below 100Mi: met at once (a hard threshold has no grace period).
+  passAt("hard-met", [[memHard], [obs("memory.available", 50n * Mi, 1n * Gi)], [], 1000n], [met(memHard, 1000n, true)]),
+  passAt("hard-not-met", [[memHard], [obs("memory.available", 200n * Mi, 1n * Gi)], [], 1000n], []),
+  passAt("no-observation", [[memHard], [obs("pid.available", 1n, 100n)], [], 1000n], []),
+  // A soft threshold waits for its 90 s grace period, counted from the first pass that saw it.
+  passAt("soft-first-seen", [[memSoft], [obs("memory.available", 500n * Mi, 4n * Gi)], [], 0n], [met(memSoft, 0n, false)]),
+  passAt("soft-within-grace", [[memSoft], [obs("memory.available", 500n * Mi, 4n * Gi)], [met(memSoft, 0n, false)], 89999n], [met(memSoft, 0n, false)]),
+  passAt("soft-grace-over", [[memSoft], [obs("memory.available", 500n * Mi, 4n * Gi)], [met(memSoft, 0n, false)], 90000n], [met(memSoft, 0n, true)]),
+  // 10% of 10Gi is 1Gi: 1Gi - 1 byte available is below it.
+  passAt("percentage", [[diskHard], [obs("nodefs.available", 1n * Gi - 1n, 10n * Gi)], [], 5n], [met(diskHard, 5n, true)]),
+  // 1.25Gi is above 1Gi but below 1Gi + 500Mi: met only once acted on.
+  passAt("minimum-reclaim-holds", [[diskHard], [obs("nodefs.available", 1280n * Mi, 10n * Gi)], [met(diskHard, 5n, true)], 10005n], [met(diskHard, 5n, true)]),
+  passAt("minimum-reclaim-fresh", [[diskHard], [obs("nodefs.available", 1280n * Mi, 10n * Gi)], [], 10005n], []),
+  { id: "thresholds-met/bad-signal", fn: ["eviction", "thresholdsMet"], args: [[threshold("memory", quantity(1n))], [], [], 0n],
+    err: "thresholds[0].signal: unsupported eviction signal memory" },
+  { id: "thresholds-met/bad-percentage", fn: ["eviction", "thresholdsMet"], args: [[threshold("nodefs.available", percent(1.5))], [], [], 0n],
+    err: "thresholds[0].value: Invalid value: 1.5: must be above 0 and at most 1" },
+  { id: "thresholds-met/bad-capacity", fn: ["eviction", "thresholdsMet"], args: [[memHard], [obs("memory.available", 0n, -1n)], [], 0n],
+    err: "observations[0].capacity: Invalid value: -1: must be greater than or equal to 0" },
+
+  // a: 200Mi used of 100Mi requested (100Mi over); b: 50Mi with no request (50Mi over); c: well
+  // under its 1Gi request; d: no stats. Order: d, then those over their request by the amount
+  // over, then c.
+  rank("memory", ["memory.available", [
+    pod("a", [container("x", { memory: "100Mi" })]), pod("b", [container("x")]), pod("c", [container("x", { memory: "1Gi" })]), pod("d", [container("x")]),
+  ], [usage("a", 200n * Mi), usage("b", 50n * Mi), usage("c", 10n * Mi)]], ["d", "a", "b", "c"]),
+  // Both over their requests: the lower priority goes first, however small its use.
+  rank("memory-priority", ["allocatableMemory.available", [pod("high", [container("x")], 1000), pod("low", [container("x")], -10)],
+    [usage("high", 900n * Mi), usage("low", 1n * Mi)]], ["low", "high"]),
+  // Equal pods keep uid order.
+  rank("memory-tie", ["memory.available", [pod("z", [container("x")]), pod("m", [container("x")])],
+    [usage("z", 1n * Mi), usage("m", 1n * Mi)]], ["m", "z"]),
+  // Disk: ephemeral storage over its request first.
+  rank("disk", ["nodefs.available", [pod("logs", [container("x", { "ephemeral-storage": "1Gi" })]), pod("scratch", [container("x")])],
+    [usage("logs", 0n, 512n * Mi), usage("scratch", 0n, 1n * Mi)]], ["scratch", "logs"]),
+  // PID: priority first, then the most processes.
+  rank("pid", ["pid.available", [pod("p1", [container("x")]), pod("p2", [container("x")]), pod("p3", [container("x")], -1)],
+    [usage("p1", 0n, 0n, 50n), usage("p2", 0n, 0n, 10n), usage("p3", 0n, 0n, 1n)]], ["p3", "p1", "p2"]),
+  { id: "rank-pods/bad-signal", fn: ["eviction", "rankPods"], args: ["memory", [], []], err: "unsupported eviction signal memory" },
+  { id: "rank-pods/bad-duplicate-uid", fn: ["eviction", "rankPods"], args: ["memory.available", [pod("a", [container("x")]), pod("a", [container("x")])], []],
+    err: 'pods[1].metadata.uid: Duplicate value: "a"' },
+  { id: "rank-pods/bad-usage-of-unknown-pod", fn: ["eviction", "rankPods"], args: ["memory.available", [pod("a", [container("x")])], [usage("b", 1n)]],
+    err: 'usage[0].uid: Not found: "b"' },
+  { id: "rank-pods/bad-quantity", fn: ["eviction", "rankPods"], args: ["memory.available", [pod("a", [container("x", { memory: "lots" })])], []],
+    err: `pods[0].spec.containers[0].resources.requests[memory]: Invalid value: "lots": ${QUANTITY_RULE}` },
+];
+
+// ---- pleg ---------------------------------------------------------------------------------
+const sandbox = (id, podUid, state = "ready") => ({
+  id, podUid, podName: "p", podNamespace: "default", attempt: 0, state, createdAtNs: 1n, terminationGracePeriodSeconds: undefined,
+});
+const ctr = (id, podUid, state, exitCode = 0) => ({
+  id, sandboxId: "s1", podUid, name: "c", attempt: 0, state, image: "busybox", specHash: "h", exitCode,
+  reason: "", message: "", createdAtNs: 1n, startedAtNs: 2n, finishedAtNs: state === "exited" ? 3n : 0n,
+});
+const snap = (sandboxes, containers) => ({ listedAtMs: 0n, sandboxes, containers, uninspectedPodUids: [] });
+const ev = (podUid, containerId, eventType) => ({ podUid, containerId, eventType });
+const relist = (id, before, after, expected) => ({ id: `pleg/${id}`, fn: ["pleg", "relistEvents"], args: [before, after], ok: expected });
+const pleg = [
+  relist("pod-starts", snap([], []), snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]),
+    [ev("u1", "c1", "container-started"), ev("u1", "s1", "container-started")]),
+  relist("container-exits", snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]), snap([sandbox("s1", "u1")], [ctr("c1", "u1", "exited", 1)]),
+    [ev("u1", "c1", "container-died")]),
+  relist("running-container-vanishes", snap([], [ctr("c1", "u1", "running")]), snap([], []),
+    [ev("u1", "c1", "container-died"), ev("u1", "c1", "container-removed")]),
+  relist("exited-container-removed", snap([], [ctr("c1", "u1", "exited")]), snap([], []), [ev("u1", "c1", "container-removed")]),
+  // created and unknown read as "unknown": upstream's ContainerChanged, which it does not send on.
+  relist("created-is-not-sent", snap([], []), snap([], [ctr("c1", "u1", "created")]), []),
+  relist("created-then-running", snap([], [ctr("c1", "u1", "created")]), snap([], [ctr("c1", "u1", "running")]), [ev("u1", "c1", "container-started")]),
+  relist("sandbox-stops", snap([sandbox("s1", "u1")], []), snap([sandbox("s1", "u1", "not-ready")], []), [ev("u1", "s1", "container-died")]),
+  relist("nothing-changed", snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]), snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]), []),
+  relist("two-pods-sorted", snap([], []), snap([], [ctr("c9", "u2", "running"), ctr("c1", "u2", "exited"), ctr("c5", "u1", "running")]),
+    [ev("u1", "c5", "container-started"), ev("u2", "c1", "container-died"), ev("u2", "c9", "container-started")]),
+  { id: "pleg/bad-duplicate-id", fn: ["pleg", "relistEvents"], args: [snap([], []), snap([sandbox("x", "u1")], [ctr("x", "u1", "running")])],
+    err: 'after.containers[0].id: Duplicate value: "x"' },
+  { id: "pleg/bad-empty-pod-uid", fn: ["pleg", "relistEvents"], args: [snap([], [ctr("c1", "", "running")]), snap([], [])],
+    err: "before.containers[0].pod-uid: Required value" },
+];
+
+export const CASES = [...qos, ...cgroups, ...status, ...restart, ...eviction, ...pleg];
+
+/** Runs one case against a library ({ qos, cgroups, ... } as jco exports them): {ok} or {err}. */
+export function runCase(library, c) {
+  const [iface, fn] = c.fn;
+  try {
+    return { ok: library[iface][fn](...c.args) };
+  } catch (e) {
+    // jco throws a ComponentError whose payload is the result's error string.
+    if (e && typeof e === "object" && "payload" in e) return { err: e.payload };
+    throw e;
+  }
+}
+
+/** A canonical text of a value (BigInt as `123n`, object keys sorted): for comparing hosts. */
+export function canonical(value) {
+  return JSON.stringify(value, (_, v) => {
+    if (typeof v === "bigint") return `${v}n`;
+    if (v === undefined) return null;
+    if (v && typeof v === "object" && !Array.isArray(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]));
+    return v;
+  });
+}
+
+/** What a case expects, in the shape runCase returns. */
+export function expected(c) {
+  return "err" in c ? { err: c.err } : { ok: c.ok };
+}
