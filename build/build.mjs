@@ -73,8 +73,32 @@ export async function build({ host = true } = {}) {
   if (host) {
     step("tsc -p host");
     run(bin("tsc"), ["-p", "host/tsconfig.json"]);
+    step("esbuild host/sim/report/browser.ts (the report page's re-run)");
+    await bundleReport();
   }
   step(`done: component ${component.length} bytes`);
+}
+
+/**
+ * The simulator, the jco bindings and the report's drawing code as one browser module, for the
+ * page `nanolet sim --report` writes. Node.js modules resolve to host/sim/report/node-stubs.ts.
+ */
+async function bundleReport() {
+  const { build: esbuild } = await import("esbuild");
+  const stubs = path.join(root, "host/sim/report/node-stubs.ts");
+  const nodeModules = ["node:fs", "node:fs/promises", "node:path", "node:url", "node:crypto"];
+  await esbuild({
+    entryPoints: [path.join(root, "host/sim/report/browser.ts")],
+    outfile: path.join(out, "report/browser.js"),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    alias: Object.fromEntries(nodeModules.map((m) => [m, stubs])),
+    logLevel: "warning",
+  });
 }
 
 /**

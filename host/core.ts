@@ -66,6 +66,17 @@ export const DEFAULT_CORE_CONFIG: Omit<CoreConfig, "nodeName"> = {
 
 let compiled: Map<string, WebAssembly.Module> | undefined;
 
+/**
+ * Gives the component's compiled core modules by file name, for hosts without the build
+ * directory on a filesystem (the simulator report page, which carries them inline).
+ */
+export function useCoreModules(map: Map<string, WebAssembly.Module>): void {
+  compiled = map;
+}
+
+/** The directory holding the component's jco bindings and core modules. */
+export const CORE_BINDINGS_DIR = BINDINGS_DIR;
+
 /** Compiles the component's core modules once per process; instances are cheap after that. */
 async function modules(): Promise<Map<string, WebAssembly.Module>> {
   if (compiled) return compiled;

@@ -14,23 +14,25 @@ const CONTAINER_STRINGS = 8;
 const STATE_CODES: Record<string, number> = { created: 0, running: 1, exited: 2, unknown: 3 };
 /** Longer strings (IDs) are copied by Buffer's native UTF-16 writer; shorter ones by hand. */
 const NATIVE_COPY_UNITS = 24;
+/** Node.js has Buffer; the simulator report page, in a browser, copies every string by hand. */
+const HAS_BUFFER = typeof Buffer !== "undefined";
 
 /** Where the writers put things: the arrays and the next free text unit. */
 interface Target {
   text: Uint16Array;
-  bytes: Buffer;
+  bytes: Buffer | undefined;
   at: number;
 }
 
 function target(units: number): Target {
   const text = new Uint16Array(units);
-  return { text, bytes: Buffer.from(text.buffer, text.byteOffset, text.byteLength), at: 0 };
+  return { text, bytes: HAS_BUFFER ? Buffer.from(text.buffer, text.byteOffset, text.byteLength) : undefined, at: 0 };
 }
 
 function put(t: Target, words: Uint32Array, w: number, value: string): void {
   words[w] = t.at;
   words[w + 1] = value.length;
-  if (value.length >= NATIVE_COPY_UNITS) {
+  if (value.length >= NATIVE_COPY_UNITS && t.bytes) {
     t.bytes.write(value, t.at * 2, "utf16le");
     t.at += value.length;
   } else {

@@ -8,15 +8,18 @@ import { formatDuration } from "./duration.js";
 import { Scenario, loadScenarioFile } from "./scenario.js";
 import { SIM_EPOCH_MS, SimReport, Simulator } from "./simulator.js";
 import { swarmScenario, swarmYaml } from "./swarm.js";
+import { writeReport } from "./report/write.js";
 
 export const SIM_USAGE = `Usage:
-  nanolet sim [SCENARIO.yaml...] [--seed N | --seeds A..B] [--trace FILE] [--dump]
+  nanolet sim [SCENARIO.yaml...] [--seed N | --seeds A..B] [--trace FILE] [--report FILE.html] [--dump]
   nanolet sim --replay FILE
 
   With scenario files, runs each of them; without, runs random scenarios (a swarm), one per seed.
   --seed N          one seed (default: a random one, printed)
   --seeds A..B      every seed from A to B
   --trace FILE      write the trace of the run (JSON lines; one seed only)
+  --report FILE     write a self-contained HTML page of the run: a timeline of every pod and
+                    container, faults and node pressure; it can re-run the scenario in a browser
   --dump            print the scenario a swarm seed makes, as YAML, and do not run it
   --replay FILE     re-run the core on a trace from 'nanolet run --record' or '--trace'
   --quiet           print failures and the summary only
@@ -73,6 +76,7 @@ export async function simCommand(argv: string[], write: (text: string) => void =
       seed: { type: "string" },
       seeds: { type: "string" },
       trace: { type: "string" },
+      report: { type: "string" },
       dump: { type: "boolean", default: false },
       replay: { type: "string" },
       quiet: { type: "boolean", default: false },
@@ -102,6 +106,7 @@ export async function simCommand(argv: string[], write: (text: string) => void =
     return 0;
   }
   if (values.trace !== undefined && seeds.length * Math.max(1, positionals.length) > 1) throw new Error("--trace: give one scenario and one seed");
+  if (values.report !== undefined && seeds.length * Math.max(1, positionals.length) > 1) throw new Error("--report: give one scenario and one seed");
   const scenarios: (Scenario | undefined)[] = positionals.length > 0 ? positionals.map((f) => loadScenarioFile(f)) : [undefined];
   const failures: SimReport[] = [];
   let runs = 0;
@@ -112,11 +117,18 @@ export async function simCommand(argv: string[], write: (text: string) => void =
       const scenario = fixed ?? swarmScenario(seed);
       if (!values.quiet && seeds.length * scenarios.length === 1) write(`${describeScenario(scenario, seed)}\n`);
       const sink = values.trace !== undefined ? new FileTraceSink(values.trace) : undefined;
+      const kept: string[] | undefined = values.report !== undefined ? [] : undefined;
+      const trace = kept ? (line: string) => (kept.push(line), sink?.sink(line)) : sink?.sink;
       let report: SimReport;
       try {
-        report = await Simulator.run({ scenario, seed, trace: sink?.sink });
+        report = await Simulator.run({ scenario, seed, trace });
       } finally {
         sink?.close();
+      }
+      if (kept && values.report !== undefined) {
+        const reproduce = reproduceCommand(seed, fixed ? scenario.file : undefined);
+        const bytes = writeReport(values.report, { scenario, seed, reproduce, traceLines: kept });
+        write(`report: ${values.report} (${Math.round(bytes / 1024)} KiB)\n`);
       }
       runs++;
       simulatedMs += report.simulatedMs;

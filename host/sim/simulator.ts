@@ -472,6 +472,8 @@ export class Simulator {
         this.faults.disturbed("agent-restart", { downMs: action.downMs }, now, now + action.downMs);
         // The process dies: its queue, its calls' answers and its core's memory go with it.
         this.core = undefined;
+        // A new agent process announces no pressure until its core sees some.
+        this.pressure = { memory: false, disk: false, pid: false };
         this.invariants.onAgentRestart();
         this.cri.reset();
         const generation = ++this.generation;
