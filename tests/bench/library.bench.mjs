@@ -12,8 +12,8 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { loadLibrary } from "../../dist/library.js";
 import { CASES } from "../library/cases.mjs";
-import { SIGNATURES, flatten } from "../library/abi-types.mjs";
-import { lowerCall } from "../library/abi-lower.mjs";
+import { SIGNATURES } from "../library/abi-types.mjs";
+import { directCaller, instantiateCoreModule } from "../library/core-module.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const out = path.join(root, "build/out");
@@ -37,41 +37,6 @@ function sizes() {
   console.log(`component gzip ${(componentGzip / 1024).toFixed(1)} KiB: target <= 128 KiB ${componentGzip <= COMPONENT_TARGET_GZIP ? "met" : "NOT met"}\n`);
 }
 
-/** The core module alone, instantiated with the two imports it has. */
-async function coreModule() {
-  const bytes = fs.readFileSync(path.join(out, "core.renamed.wasm"));
-  const { instance } = await WebAssembly.instantiate(bytes, {
-    "nanolet:core/diagnostics@0.1.0": { "report-trap": () => { throw new Error("core trapped"); } },
-    "[export]nanolet:core/agent-api@0.1.0": { "[resource-new]agent": (rep) => rep },
-  });
-  return instance.exports;
-}
-
-/** A direct call: copy the image in, relocate its pointers, call, post-return. */
-function directCaller(exports, sig, args) {
-  const { bytes, pointerSlots, flat } = lowerCall(sig, args);
-  const fn = exports[sig.export];
-  const post = exports[`cabi_post_${sig.export}`];
-  const realloc = exports.cabi_realloc;
-  const returnsPointer = flatten(sig.result).length > 1;
-  const size = Math.max(bytes.length, 8);
-  const argv = new Array(flat.length);
-  return () => {
-    const base = realloc(0, 0, 8, size);
-    const memory = new Uint8Array(exports.memory.buffer);
-    memory.set(bytes, base);
-    const view = new DataView(exports.memory.buffer);
-    for (const slot of pointerSlots) view.setUint32(base + slot, view.getUint32(base + slot, true) + base, true);
-    for (let i = 0; i < flat.length; i++) argv[i] = flat[i].relative ? base + flat[i].value : flat[i].value;
-    const result = fn(...argv);
-    if (returnsPointer) {
-      // The call may have grown memory, which detaches the old buffer.
-      if (new DataView(exports.memory.buffer).getUint8(result) > 1) throw new Error("bad result tag");
-      post?.(result);
-    }
-  };
-}
-
 /** Calls per second of `call`, over about `ms` milliseconds. */
 function rate(call, ms) {
   let n = 0;
@@ -89,7 +54,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 sizes();
 const library = await loadLibrary();
-const exports = await coreModule();
+const exports = await instantiateCoreModule();
 console.log("calls per second (median of 5 alternating rounds of 200 ms)");
 console.log(`${"function (case)".padEnd(58)}       jco    core module   jco/direct`);
 for (const name of Object.keys(SIGNATURES)) {
