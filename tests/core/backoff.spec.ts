@@ -69,3 +69,22 @@ describe("crash-loop back-off (client-go flowcontrol.Backoff semantics)", () => 
     expect(backoff.durationMs("new")).toBe(10 * S);
   });
 });
+
+describe("back-off entries kept by the caller (the pure restart interface)", () => {
+  it("restore then next doubles from the restored wait, as if the entry had never left", () => {
+    const kept = new Backoff(10 * S, 300 * S);
+    kept.next("k", 0, 0);
+    kept.next("k", 5 * S, 20 * S);
+    const fresh = new Backoff(10 * S, 300 * S);
+    fresh.restore("k", kept.durationMs("k"), kept.lastUpdateMs("k"));
+    kept.next("k", 30 * S, 40 * S);
+    fresh.next("k", 30 * S, 40 * S);
+    expect(fresh.durationMs("k")).toBe(kept.durationMs("k"));
+    expect(fresh.lastUpdateMs("k")).toBe(40 * S);
+    expect(fresh.durationMs("k")).toBe(40 * S);
+  });
+
+  it("has no last update for an unknown key", () => {
+    expect(new Backoff(10 * S, 300 * S).lastUpdateMs("nothing")).toBe(0);
+  });
+});

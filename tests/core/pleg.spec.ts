@@ -184,3 +184,20 @@ describe("Pleg.relist", () => {
     expect(pleg.size).toBe(3000);
   });
 });
+
+describe("Pleg.dispose", () => {
+  it("forgets everything: the next relist sees every object as new", () => {
+    const pleg = new Pleg();
+    relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
+    expect(pleg.size).toBe(2);
+    pleg.dispose();
+    expect(pleg.size).toBe(0);
+    expect(pleg.slotOf("p1")).toBeNull();
+    // The same relist again, even byte-identical to the last, reads as new starts.
+    const events = relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("c1", "p1", ContainerState.Running)]);
+    expect(events.length).toBe(2);
+    expect(events[0].type).toBe(STARTED);
+    expect(events[1].type).toBe(STARTED);
+    pleg.dispose();
+  });
+});
