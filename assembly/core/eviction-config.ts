@@ -173,7 +173,12 @@ export function parseGoDurationMs(text: string, error: string[]): i64 {
 }
 
 /// The thresholds of a kubelet configuration, or the first error in it.
-export function parseThresholdConfig(hard: string, soft: string, softGracePeriods: string, minimumReclaims: string): ThresholdConfig {
+/// `enforceNodeAllocatable` is the kubelet's `--enforce-node-allocatable`: with `pods` in it,
+/// every hard `memory.available` threshold gets an `allocatableMemory.available` twin (upstream
+/// addAllocatableThresholds), after the others.
+export function parseThresholdConfig(
+  hard: string, soft: string, softGracePeriods: string, minimumReclaims: string, enforceNodeAllocatable: string[] = [],
+): ThresholdConfig {
   const out = new ThresholdConfig();
   const hardPairs: Pair[] = [];
   const softPairs: Pair[] = [];
@@ -265,6 +270,19 @@ export function parseThresholdConfig(hard: string, soft: string, softGracePeriod
         all[j].hasMinReclaim = true;
         all[j].minReclaim = value;
       }
+    }
+  }
+  if (enforceNodeAllocatable.includes("pods")) {
+    const n = all.length;
+    for (let i = 0; i < n; i++) {
+      const t = all[i];
+      if (t.signal != "memory.available" || !t.isHard) continue;
+      const twin = new Threshold();
+      twin.signal = "allocatableMemory.available";
+      twin.value = t.value;
+      twin.hasMinReclaim = t.hasMinReclaim;
+      twin.minReclaim = t.minReclaim;
+      all.push(twin);
     }
   }
   out.thresholds = all;

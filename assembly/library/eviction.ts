@@ -7,7 +7,7 @@ import { resourceOfSignal } from "../core/eviction-manager";
 import { PodUsage, rankForPidPressure, rankForUsagePressure } from "../core/eviction-rank";
 import { BY_MEMORY, BY_PIDS, rankingKind } from "../core/rank-table";
 import { podRequestBytes } from "../core/resources";
-import { allocReturn, liftListParts, liftStringParts, lowerString, resetArgumentArena } from "../abi/memory";
+import { allocReturn, liftListParts, liftStringElement, liftStringParts, lowerString, resetArgumentArena } from "../abi/memory";
 import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation } from "../abi/node";
 import {
   LIBRARY_RETURN_AREA, MET_THRESHOLD_SIZE, POD_RESOURCES_SIZE, THRESHOLD_SIZE,
@@ -17,13 +17,15 @@ import { podResourcesProblem } from "./checks";
 
 export function evictionParseThresholds(
   hardPtr: usize, hardLen: u32, softPtr: usize, softLen: u32, gracePtr: usize, graceLen: u32, reclaimPtr: usize, reclaimLen: u32,
+  enforcePtr: usize, enforceLen: u32,
 ): usize {
   const hard = liftStringParts(hardPtr, hardLen);
   const soft = liftStringParts(softPtr, softLen);
   const grace = liftStringParts(gracePtr, graceLen);
   const reclaim = liftStringParts(reclaimPtr, reclaimLen);
+  const enforce = liftListParts<string>(enforcePtr, enforceLen, 8, liftStringElement);
   resetArgumentArena();
-  const config = parseThresholdConfig(hard, soft, grace, reclaim);
+  const config = parseThresholdConfig(hard, soft, grace, reclaim, enforce);
   if (config.error.length > 0) return lowerError(LIBRARY_RETURN_AREA, 4, config.error);
   const n = config.thresholds.length;
   const list = allocReturn(<usize>n * THRESHOLD_SIZE);

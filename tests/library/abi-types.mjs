@@ -63,7 +63,7 @@ export const SIGNATURES = {
   "restart.shouldRestart": fn("restart", "should-restart", [str, option(latestContainer)], result(bool, str)),
   "restart.backOffStep": fn("restart", "back-off-step", [option(backOffEntry), u64, u64, u64, u64], result(backOffEntry, str)),
   "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], bool),
-  "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str], result(list(threshold), str)),
+  "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),
   "eviction.thresholdsMet": fn("eviction", "thresholds-met", [list(threshold), list(signalObservation), list(metThreshold), u64], result(list(metThreshold), str)),
   "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(str), str)),
   "pleg.relistEvents": fn("pleg", "relist-events", [runtimeSnapshot, runtimeSnapshot], result(list(lifecycleEvent), str)),

@@ -194,19 +194,26 @@ const passAt = (id, args, expected) => ({ id: `thresholds-met/${id}`, fn: ["evic
 const rank = (id, args, expected) => ({ id: `rank-pods/${id}`, fn: ["eviction", "rankPods"], args, ok: expected });
 
 const eviction = [
-  parse("kubelet-defaults", ["memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%", "", "", ""], [
+  parse("kubelet-defaults", ["memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%", "", "", "", []], [
     threshold("memory.available", quantity(100n * Mi)),
     threshold("nodefs.available", percent(0.1)),
     threshold("nodefs.inodesFree", percent(0.05)),
     threshold("imagefs.available", percent(0.15)),
   ]),
-  parse("soft-with-grace", ["", "memory.available<1Gi", "memory.available=1m30s", ""], [memSoft]),
-  parse("minimum-reclaim", ["nodefs.available<10%", "", "", "nodefs.available=500Mi"], [diskHard]),
-  parse("none", ["", "", "", ""], []),
-  badParse("unknown-signal", ["foo.available<1Gi", "", "", ""], "unsupported eviction signal foo.available"),
-  badParse("soft-without-grace", ["", "memory.available<1Gi", "", ""], "grace period must be specified for the soft eviction threshold memory.available"),
-  badParse("bad-percentage", ["memory.available<110%", "", "", ""], "eviction percentage threshold memory.available must be <= 100%: 110%"),
-  badParse("bad-operator", ["memory.available>1Gi", "", "", ""], "malformed pair, expect string<string"),
+  parse("soft-with-grace", ["", "memory.available<1Gi", "memory.available=1m30s", "", []], [memSoft]),
+  parse("minimum-reclaim", ["nodefs.available<10%", "", "", "nodefs.available=500Mi", []], [diskHard]),
+  parse("none", ["", "", "", "", []], []),
+  // --enforce-node-allocatable=pods: the hard memory threshold gets an allocatable twin, last.
+  parse("allocatable-twin", ["memory.available<150Mi,nodefs.available<10%", "memory.available<300Mi", "memory.available=30s", "memory.available=50Mi", ["pods"]], [
+    threshold("memory.available", quantity(150n * Mi), 0n, quantity(50n * Mi)),
+    threshold("nodefs.available", percent(0.1)),
+    threshold("memory.available", quantity(300n * Mi), 30000n, quantity(50n * Mi)),
+    threshold("allocatableMemory.available", quantity(150n * Mi), 0n, quantity(50n * Mi)),
+  ]),
+  badParse("unknown-signal", ["foo.available<1Gi", "", "", "", []], "unsupported eviction signal foo.available"),
+  badParse("soft-without-grace", ["", "memory.available<1Gi", "", "", []], "grace period must be specified for the soft eviction threshold memory.available"),
+  badParse("bad-percentage", ["memory.available<110%", "", "", "", []], "eviction percentage threshold memory.available must be <= 100%: 110%"),
+  badParse("bad-operator", ["memory.available>1Gi", "", "", "", []], "malformed pair, expect string<string"),
 
   // 50Mi of 1Gi available is below 100Mi: met at once (a hard threshold has no grace period).
   passAt("hard-met", [[memHard], [obs("memory.available", 50n * Mi, 1n * Gi)], [], 1000n], [met(memHard, 1000n, true)]),
