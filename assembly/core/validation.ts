@@ -130,7 +130,36 @@ export function resourcesProblem(c: ContainerSpec, prefix: string): FieldProblem
     const problem = checkQuantity(c.limits[r].quantity);
     if (problem.length > 0) return new FieldProblem(prefix + "resources.limits[" + c.limits[r].name + "]", problem);
   }
+  // A request may not exceed its limit; an extended resource's must equal it (the apiserver's
+  // validateResourceRequirements, which the kubelet also runs on static pods). The quantities
+  // are quoted as written, where the apiserver prints their canonical form.
+  for (let r = 0; r < c.requests.length; r++) {
+    const request = c.requests[r];
+    for (let l = 0; l < c.limits.length; l++) {
+      const limit = c.limits[l];
+      if (limit.name != request.name) continue;
+      const requested = parseQuantity(request.quantity).milliValue;
+      const limited = parseQuantity(limit.quantity).milliValue;
+      const overcommit = isOvercommitAllowed(request.name);
+      if (!overcommit && requested != limited) {
+        return new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be equal to " + request.name + " limit of " + limit.quantity));
+      }
+      if (requested > limited) {
+        return new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be less than or equal to " + request.name + " limit of " + limit.quantity));
+      }
+    }
+  }
   return null;
+}
+
+/// Native resources (no domain, or a kubernetes.io one) other than huge pages may be requested
+/// below their limit; extended resources may not.
+function isOvercommitAllowed(name: string): bool {
+  if (name.startsWith("hugepages-")) return false;
+  const slash = name.indexOf("/");
+  if (slash < 0) return true;
+  const domain = name.substring(0, slash);
+  return domain == "kubernetes.io" || domain.endsWith(".kubernetes.io");
 }
 
 function checkQuantity(text: string): string {

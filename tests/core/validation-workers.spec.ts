@@ -61,6 +61,14 @@ describe("validatePod", () => {
     p = pod();
     p.containers[0].limits = [new ResourceQuantity("memory", "lots")];
     expect(fieldOf(p)).toBe("spec.containers[0].resources.limits[memory]");
+    // A request above its limit, as the apiserver (and the kubelet, for static pods) refuses it.
+    p = pod();
+    p.containers[0].requests = [new ResourceQuantity("memory", "2Gi")];
+    p.containers[0].limits = [new ResourceQuantity("memory", "1Gi")];
+    expect(fieldOf(p)).toBe("spec.containers[0].resources.requests");
+    expect(validatePod(p, 0)!.message).toBe('Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi');
+    p.containers[0].requests = [new ResourceQuantity("memory", "1024Mi")];
+    expect(validatePod(p, 0)).toBeNull();
   });
   it("bounds the number of containers", () => {
     const p = pod();
