@@ -21,11 +21,14 @@ export function shouldRestartOnFailure(policy: RestartPolicy): bool {
 }
 
 /// Whether the container whose newest instance is `latest` (null: never created) should be
-/// (re)created.
-export function shouldContainerBeRestarted(latest: ContainerObservation | null, policy: RestartPolicy): bool {
+/// (re)created, as upstream decides it: never for a deleted pod; a running one no; a created or
+/// unknown one yes. (The pod worker meets created and unknown instances in its own sandbox
+/// first: it starts a created one and stops an unknown one.)
+export function shouldContainerBeRestarted(latest: ContainerObservation | null, policy: RestartPolicy, podDeleted: bool = false): bool {
+  if (podDeleted) return false;
   if (latest === null) return true;
-  if (latest.state == ContainerState.Running || latest.state == ContainerState.Created) return false;
-  if (latest.state != ContainerState.Exited) return true; // unknown: upstream restarts it
+  if (latest.state == ContainerState.Running) return false;
+  if (latest.state != ContainerState.Exited) return true; // created or unknown: upstream recreates it
   if (policy == RestartPolicy.Never) return false;
   if (policy == RestartPolicy.OnFailure) return latest.exitCode != 0;
   return true;

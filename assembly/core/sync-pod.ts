@@ -148,7 +148,7 @@ function syncContainer(
       // A new sandbox starts every container, except those that succeeded under OnFailure.
       if (policy == RestartPolicy.OnFailure && latest.state == ContainerState.Exited && latest.exitCode == 0) return false;
       if (policy == RestartPolicy.Never) return false;
-    } else if (!shouldContainerBeRestarted(latest, policy)) {
+    } else if (!shouldContainerBeRestarted(latest, policy, spec.beingDeleted)) {
       rec.waiting.delete(name);
       return false;
     }

@@ -9,7 +9,7 @@ import { LIBRARY_RETURN_AREA, liftCase, lowerError, lowerOkTag } from "../abi/li
 /// The one key the stateless back-off functions use.
 const KEY = "container";
 
-export function restartShouldRestart(policyPtr: usize, policyLen: u32, latestTag: i32, state: i32, exitCode: i32): usize {
+export function restartShouldRestart(policyPtr: usize, policyLen: u32, podDeleted: i32, latestTag: i32, state: i32, exitCode: i32): usize {
   const spec = new PodSpec();
   spec.restartPolicy = liftStringParts(policyPtr, policyLen);
   resetArgumentArena();
@@ -21,7 +21,7 @@ export function restartShouldRestart(policyPtr: usize, policyLen: u32, latestTag
   }
   const problem = restartPolicyProblem(spec.restartPolicy);
   if (problem.length > 0) return lowerError(LIBRARY_RETURN_AREA, 4, "restartPolicy: " + problem);
-  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), shouldContainerBeRestarted(latest, restartPolicyOf(spec)) ? 1 : 0, 4);
+  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), shouldContainerBeRestarted(latest, restartPolicyOf(spec), podDeleted != 0) ? 1 : 0, 4);
   return LIBRARY_RETURN_AREA;
 }
 

@@ -20,12 +20,16 @@ describe("shouldContainerBeRestarted", () => {
     expect(shouldContainerBeRestarted(null, RestartPolicy.Never)).toBe(true);
     expect(shouldContainerBeRestarted(null, RestartPolicy.OnFailure)).toBe(true);
   });
-  it("leaves running and created containers alone", () => {
+  it("leaves a running container alone", () => {
     expect(shouldContainerBeRestarted(withState(ContainerState.Running), RestartPolicy.Always)).toBe(false);
-    expect(shouldContainerBeRestarted(withState(ContainerState.Created), RestartPolicy.Always)).toBe(false);
   });
-  it("restarts an unknown container", () => {
+  it("recreates a created or unknown container, whatever the policy (upstream)", () => {
+    expect(shouldContainerBeRestarted(withState(ContainerState.Created), RestartPolicy.Never)).toBe(true);
     expect(shouldContainerBeRestarted(withState(ContainerState.Unknown), RestartPolicy.Never)).toBe(true);
+  });
+  it("restarts nothing of a pod marked for deletion", () => {
+    expect(shouldContainerBeRestarted(null, RestartPolicy.Always, true)).toBe(false);
+    expect(shouldContainerBeRestarted(exited(1), RestartPolicy.Always, true)).toBe(false);
   });
   it("Always restarts every exit; Never none; OnFailure only non-zero", () => {
     expect(shouldContainerBeRestarted(exited(0), RestartPolicy.Always)).toBe(true);

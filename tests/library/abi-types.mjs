@@ -60,7 +60,7 @@ export const SIGNATURES = {
   "cgroups.podCgroup": fn("cgroups", "pod-cgroup", [podResources], result(cgroupValues, str)),
   "cgroups.podCgroupParent": fn("cgroups", "pod-cgroup-parent", [podResources], result(str, str)),
   "status.podPhaseOf": fn("status", "pod-phase-of", [str, list(str), list(containerPhaseState), bool], result(podPhase, str)),
-  "restart.shouldRestart": fn("restart", "should-restart", [str, option(latestContainer)], result(bool, str)),
+  "restart.shouldRestart": fn("restart", "should-restart", [str, bool, option(latestContainer)], result(bool, str)),
   "restart.backOffStep": fn("restart", "back-off-step", [option(backOffEntry), u64, u64, u64, u64], result(backOffEntry, str)),
   "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], bool),
   "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),

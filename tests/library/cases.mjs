@@ -149,7 +149,8 @@ const status = [
 ];
 
 // ---- restart ------------------------------------------------------------------------------
-const should = (id, policy, latest, expected) => ({ id: `should-restart/${id}`, fn: ["restart", "shouldRestart"], args: [policy, latest], ok: expected });
+const should = (id, policy, latest, expected, deleted = false) =>
+  ({ id: `should-restart/${id}`, fn: ["restart", "shouldRestart"], args: [policy, deleted, latest], ok: expected });
 const entry = (durationMs, lastUpdateMs) => ({ durationMs, lastUpdateMs });
 const step = (id, previous, eventTimeMs, nowMs, expected) =>
   ({ id: `back-off/${id}`, fn: ["restart", "backOffStep"], args: [previous, eventTimeMs, nowMs, 10000n, 300000n], ok: expected });
@@ -158,13 +159,17 @@ const waiting = (id, e, eventTimeMs, nowMs, expected) =>
 const restart = [
   should("never-created", "Never", undefined, true),
   should("running", "Always", { state: "running", exitCode: 0 }, false),
-  should("created", "Always", { state: "created", exitCode: 0 }, false),
+  // Upstream recreates a container left created or unknown, whatever the policy.
+  should("created", "Never", { state: "created", exitCode: 0 }, true),
   should("unknown", "Never", { state: "unknown", exitCode: 0 }, true),
   should("always-exit-0", "Always", { state: "exited", exitCode: 0 }, true),
   should("on-failure-exit-0", "OnFailure", { state: "exited", exitCode: 0 }, false),
   should("on-failure-exit-1", "OnFailure", { state: "exited", exitCode: 1 }, true),
   should("never-exit-1", "Never", { state: "exited", exitCode: 1 }, false),
-  { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["always", undefined],
+  // A pod marked for deletion restarts nothing.
+  should("pod-deleted", "Always", { state: "exited", exitCode: 1 }, false, true),
+  should("pod-deleted-never-created", "Always", undefined, false, true),
+  { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["always", false, undefined],
     err: 'restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"' },
   // 10 s, doubling to 300 s; an entry more than 2 x 300 s older than the event starts over.
   step("first", undefined, 5000n, 6000n, entry(10000n, 6000n)),

@@ -32,7 +32,7 @@ test("case ids are unique", () => {
 
 test("an input jco cannot lower is refused before the core sees it", () => {
   assert.throws(() => library.qos.podQosClass({ uid: "u", priority: 0, staticPod: false, containers: [{ name: "a", requests: [{ name: "cpu" }], limits: [] }] }));
-  assert.throws(() => library.restart.shouldRestart("Always", { state: "sleeping", exitCode: 0 }));
+  assert.throws(() => library.restart.shouldRestart("Always", false, { state: "sleeping", exitCode: 0 }));
 });
 
 test("every item of the WIT interface has a /// doc comment", () => {
