@@ -27,12 +27,15 @@ export interface ContainerTrack {
 
 export interface PodTrack {
   uid: string;
+  /** The pod's name; with a short uid after it when another pod of the run had the same name. */
   name: string;
   namespace: string;
   phases: Span[];
   containers: ContainerTrack[];
   /** Evictions, kills and other pod events worth a flag. */
   marks: Mark[];
+  /** When the agent reported the pod finished (all stopped, the pod gone); its bars end there. */
+  finishedAtMs?: number;
 }
 
 /** One measured signal over time, with its hard threshold when known. */
@@ -64,6 +67,7 @@ interface TraceLine {
 }
 
 interface StatusVal {
+  finished: boolean;
   phase: string;
   reason: string;
   message: string;
@@ -163,9 +167,13 @@ export function timelineFromTrace(trace: (string | TraceLine)[]): Timeline {
     }
   }
   timeline.durationMs = endMs;
+  const names = new Map<string, number>();
+  for (const pod of pods.values()) names.set(pod.name, (names.get(pod.name) ?? 0) + 1);
   for (const pod of pods.values()) {
-    closeAll(pod.phases, endMs);
-    for (const c of pod.containers) closeAll(c.spans, endMs);
+    const podEndMs = pod.finishedAtMs ?? endMs;
+    closeAll(pod.phases, podEndMs);
+    for (const c of pod.containers) closeAll(c.spans, podEndMs);
+    if (names.get(pod.name)! > 1) pod.name = `${pod.name} (${pod.uid.slice(0, 8)})`;
   }
   for (const key of ["memory", "disk", "pid"] as const) {
     closeAll(timeline.pressure[key], endMs);
@@ -198,6 +206,8 @@ function applyStatus(pod: PodTrack, at: number, status: StatusVal, timeline: Tim
   // reports an evicted pod Failed without it), so does the timeline.
   const keepsReason = !status.reason && lastPhase?.state === status.phase;
   enter(pod.phases, at, status.phase, keepsReason ? lastPhase.reason : status.reason);
+  if (status.finished && pod.finishedAtMs === undefined) pod.finishedAtMs = at;
+  if (!status.finished) pod.finishedAtMs = undefined; // the same uid came back
   for (const s of status.containerStatuses) {
     let track = pod.containers.find((c) => c.name === s.name);
     if (!track) {
