@@ -35,7 +35,7 @@ export const EXPORT_NAMES = [
   ["statusPodPhaseOf", `${lib("status")}#pod-phase-of`, "postReturn"],
   ["restartShouldRestart", `${lib("restart")}#should-restart`, "postReturn"],
   ["restartBackOffStep", `${lib("restart")}#back-off-step`, "postReturn"],
-  ["restartInBackOff", `${lib("restart")}#in-back-off`],
+  ["restartInBackOff", `${lib("restart")}#in-back-off`, "postReturn"],
 ];
 
 /// Exports that exist only for wiring inside the module and must not reach the component.

@@ -33,8 +33,10 @@ export function restartBackOffStep(
     return lowerError(LIBRARY_RETURN_AREA, 8,
       "initial-ms: Invalid value: " + initialMs.toString() + ": must be less than or equal to max-ms (" + maxMs.toString() + ")");
   }
+  const hasPrevious = liftCase(<u32>previousTag, 2, "option: bad case") == 1;
+  if (hasPrevious && durationMs > maxMs) return lowerError(LIBRARY_RETURN_AREA, 8, waitAboveMax("previous.duration-ms", durationMs, maxMs));
   const backoff = new Backoff(initialMs, maxMs);
-  if (liftCase(<u32>previousTag, 2, "option: bad case") == 1) backoff.restore(KEY, durationMs, lastUpdateMs);
+  if (hasPrevious) backoff.restore(KEY, durationMs, lastUpdateMs);
   backoff.next(KEY, eventTimeMs, nowMs);
   const at = lowerOkTag(LIBRARY_RETURN_AREA) + 8;
   store<u64>(at, backoff.durationMs(KEY));
@@ -42,8 +44,15 @@ export function restartBackOffStep(
   return LIBRARY_RETURN_AREA;
 }
 
-export function restartInBackOff(durationMs: u64, lastUpdateMs: u64, eventTimeMs: u64, nowMs: u64, maxMs: u64): i32 {
+export function restartInBackOff(durationMs: u64, lastUpdateMs: u64, eventTimeMs: u64, nowMs: u64, maxMs: u64): usize {
+  if (maxMs == 0) return lowerError(LIBRARY_RETURN_AREA, 4, "max-ms: Invalid value: 0: must be greater than 0");
+  if (durationMs > maxMs) return lowerError(LIBRARY_RETURN_AREA, 4, waitAboveMax("entry.duration-ms", durationMs, maxMs));
   const backoff = new Backoff(durationMs, maxMs);
   backoff.restore(KEY, durationMs, lastUpdateMs);
-  return backoff.isInBackOffSince(KEY, eventTimeMs, nowMs) ? 1 : 0;
+  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), backoff.isInBackOffSince(KEY, eventTimeMs, nowMs) ? 1 : 0, 4);
+  return LIBRARY_RETURN_AREA;
+}
+
+function waitAboveMax(field: string, durationMs: u64, maxMs: u64): string {
+  return field + ": Invalid value: " + durationMs.toString() + ": must be less than or equal to max-ms (" + maxMs.toString() + ")";
 }

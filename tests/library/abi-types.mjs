@@ -62,7 +62,7 @@ export const SIGNATURES = {
   "status.podPhaseOf": fn("status", "pod-phase-of", [str, list(str), list(containerPhaseState), bool], result(podPhase, str)),
   "restart.shouldRestart": fn("restart", "should-restart", [str, bool, option(latestContainer)], result(bool, str)),
   "restart.backOffStep": fn("restart", "back-off-step", [option(backOffEntry), u64, u64, u64, u64], result(backOffEntry, str)),
-  "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], bool),
+  "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], result(bool, str)),
   "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),
   "eviction.thresholdsMet": fn("eviction", "thresholds-met", [list(threshold), list(signalObservation), list(metThreshold), u64], result(list(metThreshold), str)),
   "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(str), str)),

@@ -75,6 +75,8 @@ const qos = [
   { id: "oom/bad-quantity", fn: ["qos", "oomScoreAdjust"],
     err: `spec.containers[0].resources.requests[memory]: Invalid value: "1 Gi": ${QUANTITY_RULE}`,
     args: [pod("u", [container("a", { memory: "1 Gi" })]), 4n * Gi] },
+  { id: "oom/bad-empty-name", fn: ["qos", "oomScoreAdjust"], err: "spec.containers[1].name: Required value",
+    args: [pod("u", [container("a"), container("")]), 4n * Gi] },
 ];
 
 // ---- cgroups ------------------------------------------------------------------------------
@@ -101,6 +103,11 @@ const cgroups = [
     args: [container("c", {}, { memory: "100m" })] },
   { id: "cgroup/bad-quantity", fn: ["cgroups", "containerCgroup"],
     err: `resources.limits[cpu]: Invalid value: "abc": ${QUANTITY_RULE}`, args: [container("c", {}, { cpu: "abc" })] },
+  { id: "cgroup/bad-negative", fn: ["cgroups", "containerCgroup"],
+    err: 'resources.limits[memory]: Invalid value: "-64Mi": must be greater than or equal to 0', args: [container("c", {}, { memory: "-64Mi" })] },
+  { id: "cgroup/bad-request-above-limit", fn: ["cgroups", "containerCgroup"],
+    err: 'resources.requests: Invalid value: "500m": must be less than or equal to cpu limit of 250m',
+    args: [container("c", { cpu: "500m" }, { cpu: "250m" })] },
   // Sum of requests 400m: shares 409, weight 1 + 407 * 9999 / 262142 = 16; limits 600m and
   // 128Mi, every container limited.
   { id: "pod-cgroup/burstable", fn: ["cgroups", "podCgroup"], ok: cgroup(409n, 16n, 60000n, 128n * Mi),
@@ -112,6 +119,9 @@ const cgroups = [
   { id: "pod-cgroup/bad-quantity", fn: ["cgroups", "podCgroup"],
     err: `spec.containers[0].resources.requests[cpu]: Invalid value: "1..5": ${QUANTITY_RULE}`,
     args: [pod("u", [container("a", { cpu: "1..5" })])] },
+  { id: "pod-cgroup/bad-request-above-limit", fn: ["cgroups", "podCgroup"],
+    err: 'spec.containers[1].resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi',
+    args: [pod("u", [container("a"), container("b", { memory: "2Gi" }, { memory: "1Gi" })])] },
   { id: "cgroup-parent/guaranteed", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/pod1234",
     args: [pod("1234", [container("a", {}, { cpu: "1", memory: "1Gi" })])] },
   { id: "cgroup-parent/burstable", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/burstable/pod1234",
@@ -119,6 +129,8 @@ const cgroups = [
   { id: "cgroup-parent/best-effort", fn: ["cgroups", "podCgroupParent"], ok: "/kubepods/besteffort/pod1234",
     args: [pod("1234", [container("a")])] },
   { id: "cgroup-parent/bad-uid", fn: ["cgroups", "podCgroupParent"], err: "metadata.uid: Required value", args: [pod("", [container("a")])] },
+  { id: "cgroup-parent/bad-quantity", fn: ["cgroups", "podCgroupParent"],
+    err: `spec.containers[0].resources.limits[cpu]: Invalid value: "one": ${QUANTITY_RULE}`, args: [pod("1234", [container("a", {}, { cpu: "one" })])] },
 ];
 
 // ---- status -------------------------------------------------------------------------------
@@ -171,6 +183,8 @@ const restart = [
   should("pod-deleted-never-created", "Always", undefined, false, true),
   { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["always", false, undefined],
     err: 'restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"' },
+  { id: "should-restart/bad-policy-deleted-pod", fn: ["restart", "shouldRestart"], args: ["Sometimes", true, { state: "running", exitCode: 0 }],
+    err: 'restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
   // 10 s, doubling to 300 s; an entry more than 2 x 300 s older than the event starts over.
   step("first", undefined, 5000n, 6000n, entry(10000n, 6000n)),
   step("doubles", entry(10000n, 1000n), 5000n, 20000n, entry(20000n, 20000n)),
@@ -182,9 +196,14 @@ const restart = [
     err: "initial-ms: Invalid value: 0: must be greater than 0" },
   { id: "back-off/bad-initial-above-max", fn: ["restart", "backOffStep"], args: [undefined, 0n, 0n, 400000n, 300000n],
     err: "initial-ms: Invalid value: 400000: must be less than or equal to max-ms (300000)" },
+  { id: "back-off/bad-previous-above-max", fn: ["restart", "backOffStep"], args: [entry(600000n, 0n), 0n, 0n, 10000n, 300000n],
+    err: "previous.duration-ms: Invalid value: 600000: must be less than or equal to max-ms (300000)" },
   waiting("within", entry(10000n, 0n), 5000n, 14999n, true),
   waiting("over", entry(10000n, 0n), 5000n, 15000n, false),
   waiting("expired", entry(300000n, 0n), 600001n, 600002n, false),
+  { id: "in-back-off/bad-max", fn: ["restart", "inBackOff"], args: [entry(10000n, 0n), 0n, 0n, 0n], err: "max-ms: Invalid value: 0: must be greater than 0" },
+  { id: "in-back-off/bad-wait-above-max", fn: ["restart", "inBackOff"], args: [entry(400000n, 0n), 0n, 0n, 300000n],
+    err: "entry.duration-ms: Invalid value: 400000: must be less than or equal to max-ms (300000)" },
 ];
 
 // ---- eviction -----------------------------------------------------------------------------
@@ -225,6 +244,9 @@ const eviction = [
   badParse("soft-without-grace", ["", "memory.available<1Gi", "", "", []], "grace period must be specified for the soft eviction threshold memory.available"),
   badParse("bad-percentage", ["memory.available<110%", "", "", "", []], "eviction percentage threshold memory.available must be <= 100%: 110%"),
   badParse("bad-operator", ["memory.available>1Gi", "", "", "", []], "malformed pair, expect string<string"),
+  badParse("bad-grace-period", ["", "memory.available<1Gi", "memory.available=90", "", []], 'time: missing unit in duration "90"'),
+  badParse("bad-quantity", ["memory.available<lots", "", "", "", []], "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+  badParse("bad-minimum-reclaim", ["memory.available<1Gi", "", "", "memory.available=-1Mi", []], "negative eviction minimum reclaim specified for memory.available"),
 
   // 50Mi of 1Gi available is below 100Mi: met at once (a hard threshold has no grace period).
   passAt("hard-met", [[memHard], [obs("memory.available", 50n * Mi, 1n * Gi)], [], 1000n], [met(memHard, 1000n, true)]),
@@ -245,6 +267,10 @@ const eviction = [
     err: "thresholds[0].value: Invalid value: 1.5: must be above 0 and at most 1" },
   { id: "thresholds-met/bad-capacity", fn: ["eviction", "thresholdsMet"], args: [[memHard], [obs("memory.available", 0n, -1n)], [], 0n],
     err: "observations[0].capacity: Invalid value: -1: must be greater than or equal to 0" },
+  { id: "thresholds-met/bad-negative-quantity", fn: ["eviction", "thresholdsMet"], args: [[threshold("memory.available", quantity(-1n))], [], [], 0n],
+    err: "thresholds[0].value: Invalid value: -1: must be greater than or equal to 0" },
+  { id: "thresholds-met/bad-observation-signal", fn: ["eviction", "thresholdsMet"], args: [[memHard], [obs("memory.free", 1n, 2n)], [], 0n],
+    err: "observations[0].signal: unsupported eviction signal memory.free" },
 
   // a: 200Mi used of 100Mi requested (100Mi over); b: 50Mi with no request (50Mi over); c: well
   // under its 1Gi request; d: no stats. Order: d, then those over their request by the amount
@@ -303,6 +329,8 @@ const pleg = [
     err: 'after.containers[0].id: Duplicate value: "x"' },
   { id: "pleg/bad-empty-pod-uid", fn: ["pleg", "relistEvents"], args: [snap([], [ctr("c1", "", "running")]), snap([], [])],
     err: "before.containers[0].pod-uid: Required value" },
+  { id: "pleg/bad-empty-sandbox-id", fn: ["pleg", "relistEvents"], args: [snap([], []), snap([sandbox("", "u1")], [])],
+    err: "after.sandboxes[0].id: Required value" },
 ];
 
 export const CASES = [...qos, ...cgroups, ...status, ...restart, ...eviction, ...pleg];
