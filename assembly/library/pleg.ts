@@ -31,8 +31,14 @@ export function plegRelistEvents(
   const second = packSnapshot(after);
   const diff = pleg.relist(second);
   const events: PlegEvent[] = [];
-  // Upstream drops ContainerChanged before sending events on; so does this interface.
-  for (let i = 0; i < diff.events.length; i++) if (diff.events[i].type != PlegEventType.ContainerChanged) events.push(diff.events[i]);
+  // Upstream drops ContainerChanged before sending events on, and a pod's events when it could
+  // not inspect the pod (it diffs that pod again at the next relist); so does this interface.
+  const uninspected = new Set<string>();
+  for (let i = 0; i < after.uninspectedPodUids.length; i++) uninspected.add(after.uninspectedPodUids[i]);
+  for (let i = 0; i < diff.events.length; i++) {
+    const e = diff.events[i];
+    if (e.type != PlegEventType.ContainerChanged && !uninspected.has(e.podUid)) events.push(e);
+  }
   second.free();
   pleg.dispose();
   events.sort(compareEvents);

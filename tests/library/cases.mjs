@@ -307,7 +307,7 @@ const ctr = (id, podUid, state, exitCode = 0) => ({
   id, sandboxId: "s1", podUid, name: "c", attempt: 0, state, image: "busybox", specHash: "h", exitCode,
   reason: "", message: "", createdAtNs: 1n, startedAtNs: 2n, finishedAtNs: state === "exited" ? 3n : 0n,
 });
-const snap = (sandboxes, containers) => ({ listedAtMs: 0n, sandboxes, containers, uninspectedPodUids: [] });
+const snap = (sandboxes, containers, uninspectedPodUids = []) => ({ listedAtMs: 0n, sandboxes, containers, uninspectedPodUids });
 const ev = (podUid, containerId, eventType) => ({ podUid, containerId, eventType });
 const relist = (id, before, after, expected) => ({ id: `pleg/${id}`, fn: ["pleg", "relistEvents"], args: [before, after], ok: expected });
 const pleg = [
@@ -323,6 +323,9 @@ const pleg = [
   relist("created-then-running", snap([], [ctr("c1", "u1", "created")]), snap([], [ctr("c1", "u1", "running")]), [ev("u1", "c1", "container-started")]),
   relist("sandbox-stops", snap([sandbox("s1", "u1")], []), snap([sandbox("s1", "u1", "not-ready")], []), [ev("u1", "s1", "container-died")]),
   relist("nothing-changed", snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]), snap([sandbox("s1", "u1")], [ctr("c1", "u1", "running")]), []),
+  // u2 could not be inspected: its events wait for a relist that reads it; u1's are given.
+  relist("uninspected-pod", snap([], [ctr("c1", "u1", "running"), ctr("c2", "u2", "running")]),
+    snap([], [ctr("c1", "u1", "exited"), ctr("c2", "u2", "exited")], ["u2"]), [ev("u1", "c1", "container-died")]),
   relist("two-pods-sorted", snap([], []), snap([], [ctr("c9", "u2", "running"), ctr("c1", "u2", "exited"), ctr("c5", "u1", "running")]),
     [ev("u1", "c5", "container-started"), ev("u2", "c1", "container-died"), ev("u2", "c9", "container-started")]),
   { id: "pleg/bad-duplicate-id", fn: ["pleg", "relistEvents"], args: [snap([], []), snap([sandbox("x", "u1")], [ctr("x", "u1", "running")])],
