@@ -6,7 +6,9 @@ import { ObservedAt, thresholdPass } from "../core/eviction-signals";
 import { resourceOfSignal } from "../core/eviction-manager";
 import { PodUsage, rankForPidPressure, rankForUsagePressure } from "../core/eviction-rank";
 import { BY_MEMORY, BY_PIDS, rankingKind } from "../core/rank-table";
-import { podRequestBytes } from "../core/resources";
+import { isCriticalPod, podRequestBytes } from "../core/resources";
+
+const RANKED_POD_SIZE: usize = 12;
 import { allocReturn, liftListParts, liftStringElement, liftStringParts, lowerString, resetArgumentArena } from "../abi/memory";
 import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation } from "../abi/node";
 import {
@@ -158,9 +160,16 @@ export function evictionRankPods(signalPtr: usize, signalLen: u32, podsPtr: usiz
     ranked.push(new PodUsage(pod.uid, pod.priority, hasStats, used, request));
   }
   const order = kind == BY_PIDS ? rankForPidPressure(ranked) : rankForUsagePressure(ranked);
+  const critical = new Set<string>();
+  for (let i = 0; i < pods.length; i++) if (isCriticalPod(pods[i])) critical.add(pods[i].uid);
+  // ranked-pod { uid @0, critical u8 @8 }: size 12, align 4.
   const n = order.length;
-  const list = allocReturn(<usize>n * 8);
-  for (let i = 0; i < n; i++) lowerString(list + <usize>i * 8, order[i].uid);
+  const list = allocReturn(<usize>n * RANKED_POD_SIZE);
+  for (let i = 0; i < n; i++) {
+    const at = list + <usize>i * RANKED_POD_SIZE;
+    lowerString(at, order[i].uid);
+    store<u32>(at, critical.has(order[i].uid) ? 1 : 0, 8);
+  }
   lowerOkTag(LIBRARY_RETURN_AREA);
   store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
   store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);

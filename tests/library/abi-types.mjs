@@ -31,6 +31,7 @@ const latestContainer = record([["state", containerState], ["exitCode", s32]]);
 const backOffEntry = record([["durationMs", u64], ["lastUpdateMs", u64]]);
 const thresholdValue = variant([["quantity", s64], ["percentage", f32]]);
 const threshold = record([["signal", str], ["value", thresholdValue], ["gracePeriodMs", u64], ["minReclaim", option(thresholdValue)]]);
+const rankedPod = record([["uid", str], ["critical", bool]]);
 const metThreshold = record([["threshold", threshold], ["firstObservedMs", u64], ["gracePeriodMet", bool]]);
 const signalObservation = record([["signal", str], ["available", s64], ["capacity", s64]]);
 const containerUsage = record([["name", str], ["memoryWorkingSetBytes", s64]]);
@@ -65,7 +66,7 @@ export const SIGNATURES = {
   "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], result(bool, str)),
   "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),
   "eviction.thresholdsMet": fn("eviction", "thresholds-met", [list(threshold), list(signalObservation), list(metThreshold), u64], result(list(metThreshold), str)),
-  "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(str), str)),
+  "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(rankedPod), str)),
   "pleg.relistEvents": fn("pleg", "relist-events", [runtimeSnapshot, runtimeSnapshot], result(list(lifecycleEvent), str)),
 };
 

@@ -221,7 +221,11 @@ const diskHard = threshold("nodefs.available", percent(0.1), 0n, quantity(500n *
 const parse = (id, args, expected) => ({ id: `parse-thresholds/${id}`, fn: ["eviction", "parseThresholds"], args, ok: expected });
 const badParse = (id, args, err) => ({ id: `parse-thresholds/${id}`, fn: ["eviction", "parseThresholds"], args, err });
 const passAt = (id, args, expected) => ({ id: `thresholds-met/${id}`, fn: ["eviction", "thresholdsMet"], args, ok: expected });
-const rank = (id, args, expected) => ({ id: `rank-pods/${id}`, fn: ["eviction", "rankPods"], args, ok: expected });
+/** Expected order: uids, a critical one marked with a leading `!`. */
+const rank = (id, args, expected) => ({
+  id: `rank-pods/${id}`, fn: ["eviction", "rankPods"], args,
+  ok: expected.map((u) => ({ uid: u.replace(/^!/, ""), critical: u.startsWith("!") })),
+});
 
 const eviction = [
   parse("kubelet-defaults", ["memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%", "", "", "", []], [
@@ -290,6 +294,10 @@ const eviction = [
   // PID: priority first, then the most processes.
   rank("pid", ["pid.available", [pod("p1", [container("x")]), pod("p2", [container("x")]), pod("p3", [container("x")], -1)],
     [usage("p1", 0n, 0n, 50n), usage("p2", 0n, 0n, 10n), usage("p3", 0n, 0n, 1n)]], ["p3", "p1", "p2"]),
+  // Critical pods rank like the others, flagged: a static pod and a system-critical one.
+  rank("critical-flagged", ["memory.available", [
+    pod("static", [container("x")], 0, true), pod("system", [container("x")], 2000000000), pod("plain", [container("x")]),
+  ], [usage("static", 300n * Mi), usage("system", 200n * Mi), usage("plain", 100n * Mi)]], ["!static", "plain", "!system"]),
   { id: "rank-pods/bad-signal", fn: ["eviction", "rankPods"], args: ["memory", [], []], err: "unsupported eviction signal memory" },
   { id: "rank-pods/bad-duplicate-uid", fn: ["eviction", "rankPods"], args: ["memory.available", [pod("a", [container("x")]), pod("a", [container("x")])], []],
     err: 'pods[1].metadata.uid: Duplicate value: "a"' },
