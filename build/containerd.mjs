@@ -15,7 +15,8 @@ export const BUSYBOX_IMAGE = "docker.io/library/busybox:latest";
 const DEBIAN_PACKAGES = ["containerd", "runc", "busybox-static", "iptables", "containernetworking-plugins"];
 const log = (msg) => process.stderr.write(`containerd-env: ${msg}\n`);
 
-function have(cmd) {
+/** Whether `cmd` is on the PATH. */
+export function have(cmd) {
   try {
     execFileSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" });
     return true;

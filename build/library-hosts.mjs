@@ -2,15 +2,7 @@
 // module alone) and Chromium (the component in a page). Installed from Debian when missing.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-
-const have = (cmd) => {
-  try {
-    execFileSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { have } from "./containerd.mjs";
 
 export function ensureLibraryHosts() {
   if (have("spectest-interp") && have("wast2json") && fs.existsSync("/usr/bin/chromium")) return;

@@ -8,7 +8,8 @@ import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, 
 import { packSnapshot } from "./relist-packing.js";
 import { packNodeStats } from "./node/stats-packing.js";
 
-const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
+/** The directory holding the component's jco bindings and core modules. */
+export const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
 
 /** The core trapped: the instance is gone; its reason is what the core reported, if anything. */
 export class CoreTrapError extends Error {
@@ -73,9 +74,6 @@ let compiled: Map<string, WebAssembly.Module> | undefined;
 export function useCoreModules(map: Map<string, WebAssembly.Module>): void {
   compiled = map;
 }
-
-/** The directory holding the component's jco bindings and core modules. */
-export const CORE_BINDINGS_DIR = BINDINGS_DIR;
 
 /** Compiles the component's core modules once per process; instances are cheap after that. */
 async function modules(): Promise<Map<string, WebAssembly.Module>> {

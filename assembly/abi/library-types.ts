@@ -4,7 +4,7 @@
 // their largest; strings and lists are (ptr u32, len u32).
 import { ContainerSpec, PodSpec, ResourceQuantity } from "../core/model";
 import { Threshold, ThresholdValue } from "../core/eviction-config";
-import { liftList, liftListParts, liftString, lowerString } from "./memory";
+import { liftList, liftListParts, liftString, liftStringParts, lowerString } from "./memory";
 import { RESOURCE_QUANTITY_SIZE, liftResourceQuantity } from "./pod-spec";
 
 /// Return area of the pure interfaces' results (largest: result<cgroup-values, string>, 48).
@@ -31,7 +31,7 @@ export function liftContainerResources(ptr: usize): ContainerSpec {
 
 export function liftContainerResourcesParts(namePtr: usize, nameLen: u32, requestsPtr: usize, requestsLen: u32, limitsPtr: usize, limitsLen: u32): ContainerSpec {
   const c = new ContainerSpec();
-  c.name = liftStringPartsOf(namePtr, nameLen);
+  c.name = liftStringParts(namePtr, nameLen);
   c.requests = liftListParts<ResourceQuantity>(requestsPtr, requestsLen, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   c.limits = liftListParts<ResourceQuantity>(limitsPtr, limitsLen, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   return c;
@@ -40,24 +40,15 @@ export function liftContainerResourcesParts(namePtr: usize, nameLen: u32, reques
 /// A pod-resources record as a PodSpec with only those fields set.
 export function liftPodResourcesParts(uidPtr: usize, uidLen: u32, priority: i32, staticPod: i32, containersPtr: usize, containersLen: u32): PodSpec {
   const pod = new PodSpec();
-  pod.uid = liftStringPartsOf(uidPtr, uidLen);
+  pod.uid = liftStringParts(uidPtr, uidLen);
   pod.priority = priority;
-  pod.staticPod = liftBool(staticPod);
+  pod.staticPod = staticPod != 0;
   pod.containers = liftListParts<ContainerSpec>(containersPtr, containersLen, CONTAINER_RESOURCES_SIZE, liftContainerResources);
   return pod;
 }
 
 export function liftPodResources(ptr: usize): PodSpec {
   return liftPodResourcesParts(load<u32>(ptr), load<u32>(ptr, 4), load<i32>(ptr, 8), load<u8>(ptr, 12), load<u32>(ptr, 16), load<u32>(ptr, 20));
-}
-
-function liftStringPartsOf(ptr: usize, len: u32): string {
-  return len == 0 ? "" : String.UTF16.decodeUnsafe(ptr, <usize>len << 1);
-}
-
-/// A bool as the canonical ABI lifts it: any non-zero value is true.
-export function liftBool(value: i32): bool {
-  return value != 0;
 }
 
 /// An enum or variant discriminant; out of range traps, as the canonical ABI requires.
@@ -106,6 +97,14 @@ export function lowerThreshold(ptr: usize, t: Threshold): void {
 export function lowerError(area: usize, payloadOffset: usize, message: string): usize {
   store<u8>(area, 1);
   lowerString(area + payloadOffset, message);
+  return area;
+}
+
+/// result<list<T>, string>: the ok case with the list lowered at `list`, `length` items.
+export function lowerOkList(area: usize, list: usize, length: i32): usize {
+  store<u8>(area, 0);
+  store<u32>(area, <u32>list, 4);
+  store<u32>(area, <u32>length, 8);
   return area;
 }
 

@@ -13,9 +13,9 @@ import { allocReturn, liftListParts, liftStringElement, liftStringParts, lowerSt
 import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation } from "../abi/node";
 import {
   LIBRARY_RETURN_AREA, MET_THRESHOLD_SIZE, POD_RESOURCES_SIZE, THRESHOLD_SIZE,
-  liftPodResources, liftThreshold, lowerError, lowerOkTag, lowerThreshold,
+  liftPodResources, liftThreshold, lowerError, lowerOkList, lowerThreshold,
 } from "../abi/library-types";
-import { podResourcesProblem } from "./checks";
+import { podResourcesProblem, referenceProblem, uniqueNameProblem } from "./checks";
 
 export function evictionParseThresholds(
   hardPtr: usize, hardLen: u32, softPtr: usize, softLen: u32, gracePtr: usize, graceLen: u32, reclaimPtr: usize, reclaimLen: u32,
@@ -32,10 +32,7 @@ export function evictionParseThresholds(
   const n = config.thresholds.length;
   const list = allocReturn(<usize>n * THRESHOLD_SIZE);
   for (let i = 0; i < n; i++) lowerThreshold(list + <usize>i * THRESHOLD_SIZE, config.thresholds[i]);
-  lowerOkTag(LIBRARY_RETURN_AREA);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);
-  return LIBRARY_RETURN_AREA;
+  return lowerOkList(LIBRARY_RETURN_AREA, list, n);
 }
 
 class MetIn {
@@ -96,10 +93,7 @@ export function evictionThresholdsMet(
     store<u8>(at, pass.due.includes(out[i].threshold) ? 1 : 0, 64);
     memory.fill(at + 65, 0, 7);
   }
-  lowerOkTag(LIBRARY_RETURN_AREA);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);
-  return LIBRARY_RETURN_AREA;
+  return lowerOkList(LIBRARY_RETURN_AREA, list, n);
 }
 
 function valueProblem(value: ThresholdValue, path: string): string {
@@ -170,10 +164,7 @@ export function evictionRankPods(signalPtr: usize, signalLen: u32, podsPtr: usiz
     lowerString(at, order[i].uid);
     store<u32>(at, critical.has(order[i].uid) ? 1 : 0, 8);
   }
-  lowerOkTag(LIBRARY_RETURN_AREA);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);
-  return LIBRARY_RETURN_AREA;
+  return lowerOkList(LIBRARY_RETURN_AREA, list, n);
 }
 
 function rankInputProblem(signal: string, pods: PodSpec[], usage: PodUsageIn[]): string {
@@ -181,18 +172,14 @@ function rankInputProblem(signal: string, pods: PodSpec[], usage: PodUsageIn[]):
   const uids = new Set<string>();
   for (let i = 0; i < pods.length; i++) {
     const path = "pods[" + i.toString() + "]";
-    if (pods[i].uid.length == 0) return path + ".metadata.uid: Required value";
-    if (uids.has(pods[i].uid)) return path + '.metadata.uid: Duplicate value: "' + pods[i].uid + '"';
-    uids.add(pods[i].uid);
-    const problem = podResourcesProblem(pods[i], path + ".spec.");
+    let problem = uniqueNameProblem(path + ".metadata.uid", pods[i].uid, uids);
+    if (problem.length == 0) problem = podResourcesProblem(pods[i], path + ".spec.");
     if (problem.length > 0) return problem;
   }
   const measured = new Set<string>();
   for (let i = 0; i < usage.length; i++) {
-    const path = "usage[" + i.toString() + "].uid";
-    if (!uids.has(usage[i].uid)) return path + ': Not found: "' + usage[i].uid + '"';
-    if (measured.has(usage[i].uid)) return path + ': Duplicate value: "' + usage[i].uid + '"';
-    measured.add(usage[i].uid);
+    const problem = referenceProblem("usage[" + i.toString() + "].uid", usage[i].uid, uids, measured);
+    if (problem.length > 0) return problem;
   }
   return "";
 }

@@ -4,7 +4,8 @@ import { packSnapshot } from "../core/packed";
 import { Pleg, PlegEvent, PlegEventType } from "../core/pleg";
 import { allocReturn, lowerString, resetArgumentArena } from "../abi/memory";
 import { liftSnapshotFlat } from "../abi/observations";
-import { LIBRARY_RETURN_AREA, lowerError, lowerOkTag } from "../abi/library-types";
+import { LIBRARY_RETURN_AREA, lowerError, lowerOkList } from "../abi/library-types";
+import { uniqueNameProblem } from "./checks";
 
 // lifecycle-event { pod-uid @0, container-id @8, event-type u8 @16 }: size 20, align 4.
 const LIFECYCLE_EVENT_SIZE: usize = 20;
@@ -51,10 +52,7 @@ export function plegRelistEvents(
     lowerString(at + 8, events[i].containerId);
     store<u8>(at, <u8>events[i].type, 16);
   }
-  lowerOkTag(LIBRARY_RETURN_AREA);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);
-  return LIBRARY_RETURN_AREA;
+  return lowerOkList(LIBRARY_RETURN_AREA, list, n);
 }
 
 function compareEvents(a: PlegEvent, b: PlegEvent): i32 {
@@ -80,9 +78,7 @@ function snapshotProblem(s: RuntimeSnapshot, name: string): string {
 }
 
 function objectProblem(id: string, podUid: string, path: string, ids: Set<string>): string {
-  if (id.length == 0) return path + ".id: Required value";
-  if (podUid.length == 0) return path + ".pod-uid: Required value";
-  if (ids.has(id)) return path + '.id: Duplicate value: "' + id + '"';
-  ids.add(id);
-  return "";
+  const problem = uniqueNameProblem(path + ".id", id, ids);
+  if (problem.length > 0) return problem;
+  return podUid.length == 0 ? path + ".pod-uid: Required value" : "";
 }

@@ -1,9 +1,8 @@
 // Export shims of wit/qos.wit over the agent's own QoS and OOM-score code.
 import { qosClassOf } from "../core/qos";
 import { containerResources } from "../core/resources";
-import { resetArgumentArena, lowerString } from "../abi/memory";
-import { LIBRARY_RETURN_AREA, liftPodResourcesParts, lowerError, lowerOkTag } from "../abi/library-types";
-import { allocReturn } from "../abi/memory";
+import { allocReturn, lowerString, resetArgumentArena } from "../abi/memory";
+import { LIBRARY_RETURN_AREA, liftPodResourcesParts, lowerError, lowerOkList, lowerOkTag } from "../abi/library-types";
 import { podResourcesProblem } from "./checks";
 
 export function qosPodQosClass(uidPtr: usize, uidLen: u32, priority: i32, staticPod: i32, containersPtr: usize, containersLen: u32): usize {
@@ -34,8 +33,5 @@ export function qosOomScoreAdjust(
     lowerString(at, c.name);
     store<i32>(at, containerResources(pod, qos, c, <i64>memoryCapacityBytes).oomScoreAdj, 8);
   }
-  lowerOkTag(LIBRARY_RETURN_AREA);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>list, 4);
-  store<u32>(LIBRARY_RETURN_AREA, <u32>n, 8);
-  return LIBRARY_RETURN_AREA;
+  return lowerOkList(LIBRARY_RETURN_AREA, list, n);
 }

@@ -4,7 +4,8 @@ import { restartPolicyOf } from "../core/restart";
 import { podPhase } from "../core/status";
 import { restartPolicyProblem } from "../core/validation";
 import { liftListParts, liftString, liftStringElement, liftStringParts, resetArgumentArena } from "../abi/memory";
-import { LIBRARY_RETURN_AREA, liftBool, liftCase, lowerError, lowerOkTag } from "../abi/library-types";
+import { LIBRARY_RETURN_AREA, liftCase, lowerError, lowerOkTag } from "../abi/library-types";
+import { referenceProblem, uniqueNameProblem } from "./checks";
 
 // container-phase-state { name @0, state u8 @8, exit-code s32 @12, terminated-before u8 @16 }:
 // size 20, align 4.
@@ -47,7 +48,7 @@ export function statusPodPhaseOf(
     hasStatus.push(found);
     stoppedBefore.push(before);
   }
-  const phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), liftBool(podIsTerminal));
+  const phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal != 0);
   store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), <u8>phase, 4);
   return LIBRARY_RETURN_AREA;
 }
@@ -58,17 +59,13 @@ function phaseInputProblem(policy: string, names: string[], given: PhaseState[])
   if (names.length == 0) return "spec.containers: Required value";
   const seen = new Set<string>();
   for (let i = 0; i < names.length; i++) {
-    const path = "spec.containers[" + i.toString() + "].name";
-    if (names[i].length == 0) return path + ": Required value";
-    if (seen.has(names[i])) return path + ': Duplicate value: "' + names[i] + '"';
-    seen.add(names[i]);
+    const problem = uniqueNameProblem("spec.containers[" + i.toString() + "].name", names[i], seen);
+    if (problem.length > 0) return problem;
   }
   const reported = new Set<string>();
   for (let j = 0; j < given.length; j++) {
-    const path = "status.containerStatuses[" + j.toString() + "].name";
-    if (!seen.has(given[j].name)) return path + ': Not found: "' + given[j].name + '"';
-    if (reported.has(given[j].name)) return path + ': Duplicate value: "' + given[j].name + '"';
-    reported.add(given[j].name);
+    const problem = referenceProblem("status.containerStatuses[" + j.toString() + "].name", given[j].name, seen, reported);
+    if (problem.length > 0) return problem;
   }
   return "";
 }

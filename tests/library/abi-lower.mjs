@@ -4,7 +4,7 @@
 import { alignment, cases, fieldOffsets, flatten, payloadOffset, size } from "./abi-types.mjs";
 
 /** Argument bytes for one call, with the offsets that hold pointers relative to its start. */
-export class Image {
+class Image {
   constructor() {
     this.buffer = new ArrayBuffer(1024);
     this.length = 0;
@@ -99,7 +99,7 @@ export function f32Bits(x) {
 }
 
 /** Canonical-ABI `lower_flat`, the lists and strings written into the image. */
-export function lowerFlat(img, t, value) {
+function lowerFlat(img, t, value) {
   switch (t.k) {
     case "bool": return [flat("i32", value ? 1 : 0)];
     case "u32": case "s32": return [flat("i32", value | 0)];

@@ -4,7 +4,7 @@
 // returning 0 when it is exactly the expected value or the number of the first check that failed.
 // wabt's spectest-interp (Debian package `wabt`) runs it: tests/library/wast.test.mjs.
 import { SIGNATURES, cases, fieldOffsets, flatten, payloadOffset, size } from "./abi-types.mjs";
-import { Image, caseIndex, caseValue, enumIndex, f32Bits, lowerFlat } from "./abi-lower.mjs";
+import { caseIndex, caseValue, enumIndex, f32Bits, lowerCall } from "./abi-lower.mjs";
 
 const MAX_FLAT_PARAMS = 16;
 
@@ -99,9 +99,7 @@ export function generateWast(coreBytes, cases) {
     const callee = importOf(sig.export, paramTypes, returnsPointer ? ["i32"] : resultFlat);
     const post = returnsPointer ? importOf(`cabi_post_${sig.export}`, ["i32"], []) : null;
 
-    const img = new Image();
-    const args = sig.params.flatMap((t, i) => lowerFlat(img, t, c.args[i]));
-    const bytes = img.bytes();
+    const { bytes, pointerSlots, flat: args } = lowerCall(sig, c.args);
     const body = [];
     const imageBytes = Math.max(bytes.length, 8);
     body.push(`(local.set $base (call $f0 (i32.const 0) (i32.const 0) (i32.const 8) (i32.const ${imageBytes})))`);
@@ -112,7 +110,7 @@ export function generateWast(coreBytes, cases) {
     } else {
       data.push(`(data $d${n} "")`);
     }
-    for (const slot of img.pointerSlots) {
+    for (const slot of pointerSlots) {
       body.push(`(i32.store offset=${slot} (local.get $base) (i32.add (i32.load offset=${slot} (local.get $base)) (local.get $base)))`);
     }
     const argText = args.map((a) => (a.relative ? `(i32.add (local.get $base) (i32.const ${a.value}))` : constOf(a))).join(" ");

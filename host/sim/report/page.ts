@@ -1,7 +1,8 @@
 // The report page: one self-contained HTML file (no network): the timeline drawn as SVG, a legend,
 // and, when given, the browser bundle and the component's core modules so that the page can run
 // the same scenario and seed again with the component and compare traces.
-import { COLOURS, formatMs, renderTimelineSvg } from "./render.js";
+import { formatDuration } from "../duration.js";
+import { COLOURS, escape, renderTimelineSvg } from "./render.js";
 import type { Timeline } from "./timeline.js";
 
 export interface ReportInput {
@@ -19,7 +20,6 @@ export interface ReportInput {
   coreModules?: Map<string, Uint8Array>;
 }
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 /** JSON safe inside a <script> element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
 
@@ -43,7 +43,7 @@ function toBase64(bytes: Uint8Array): string {
 
 /** A summary line of the run. */
 export function summaryText(t: Timeline): string {
-  return `seed ${t.seed} · ${formatMs(t.durationMs)} simulated · ${t.pods.length} pods · ${t.restarts} restarts · ${t.evictions} evictions · ${t.faults.length} faults`;
+  return `seed ${t.seed} · ${formatDuration(t.durationMs)} simulated · ${t.pods.length} pods · ${t.restarts} restarts · ${t.evictions} evictions · ${t.faults.length} faults`;
 }
 
 export function reportHtml(input: ReportInput): string {

@@ -1,6 +1,7 @@
 // Draws a Timeline (timeline.ts) as one SVG document: a time axis, the node's pressure and
 // signals, the injected faults, then one row per pod phase and per container. DOM-free text, so
 // that Node.js writes it into the report and the browser redraws it after a re-run.
+import { formatDuration } from "../duration.js";
 import type { Mark, PodTrack, Span, Timeline } from "./timeline.js";
 
 const WIDTH = 1200;
@@ -24,17 +25,8 @@ export const COLOURS: Record<string, string> = {
   fault: "#7b2cbf",
 };
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-/** `1h2m`, `3m20s`, `4.5s`: a duration as the simulator prints them. */
-export function formatMs(ms: number): string {
-  if (ms < 10_000 && ms % 1000 !== 0) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const rest = s % 60;
-  return `${h ? `${h}h` : ""}${m ? `${m}m` : ""}${rest || (!h && !m) ? `${rest}s` : ""}`;
-}
+/** Text safe in HTML and in attribute values. */
+export const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 const TICKS_MS = [1000, 5000, 10_000, 30_000, 60_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000];
 
@@ -60,7 +52,7 @@ class Canvas {
       const x0 = this.x(s.fromMs);
       const w = Math.max(1, this.x(s.toMs) - x0);
       const what = s.reason ? `${s.state} (${s.reason})` : s.state;
-      const title = `${what}: ${formatMs(s.fromMs)} to ${formatMs(s.toMs)}`;
+      const title = `${what}: ${formatDuration(s.fromMs)} to ${formatDuration(s.toMs)}`;
       this.parts.push(
         `<rect class="span ${kind}" data-state="${escape(s.state)}" data-reason="${escape(s.reason)}" ${data} x="${x0.toFixed(1)}" y="${this.y}" width="${w.toFixed(1)}" height="${BAR}" fill="${spanColour(kind, s)}"><title>${escape(title)}</title></rect>`,
       );
@@ -71,7 +63,7 @@ class Canvas {
       const x = this.x(m.atMs).toFixed(1);
       // Evictions sit on a red (failed) bar: black stands out there.
       const colour = m.kind === "Evicted" ? "#111" : m.kind === "restart" ? "#000" : m.kind === "Killing" ? "#333" : COLOURS.fault;
-      const title = `${formatMs(m.atMs)}: ${m.text}`;
+      const title = `${formatDuration(m.atMs)}: ${m.text}`;
       if (m.kind === "restart" || m.kind === "Killing") {
         this.parts.push(`<line class="mark ${m.kind}" ${data} x1="${x}" x2="${x}" y1="${this.y - 2}" y2="${this.y + BAR + 2}" stroke="${colour}" stroke-width="1.5"><title>${escape(title)}</title></line>`);
       } else {
@@ -96,7 +88,7 @@ function axis(c: Canvas): void {
   for (let t = 0; t <= c.durationMs; t += step) {
     const x = c.x(t).toFixed(1);
     c.parts.push(`<line class="tick" x1="${x}" x2="${x}" y1="${c.y + 14}" y2="100%" stroke="#eee"/>`);
-    c.parts.push(`<text class="axis" x="${x}" y="${c.y + 10}" text-anchor="middle">${formatMs(t)}</text>`);
+    c.parts.push(`<text class="axis" x="${x}" y="${c.y + 10}" text-anchor="middle">${formatDuration(t)}</text>`);
   }
   c.next(1.5);
 }

@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CORE_BINDINGS_DIR } from "../../core.js";
+import { BINDINGS_DIR } from "../../core.js";
 import type { Scenario } from "../scenario.js";
 import { traceDigest } from "./digest.js";
 import { reportHtml } from "./page.js";
@@ -23,8 +23,8 @@ export function writeReport(file: string, run: ReportRun): number {
   const timeline = timelineFromTrace(run.traceLines);
   const bundleJs = fs.existsSync(BUNDLE) ? fs.readFileSync(BUNDLE, "utf8") : undefined;
   const coreModules = new Map<string, Uint8Array>();
-  for (const name of fs.readdirSync(CORE_BINDINGS_DIR).filter((n) => n.endsWith(".wasm")).sort()) {
-    coreModules.set(name, fs.readFileSync(path.join(CORE_BINDINGS_DIR, name)));
+  for (const name of fs.readdirSync(BINDINGS_DIR).filter((n) => n.endsWith(".wasm")).sort()) {
+    coreModules.set(name, fs.readFileSync(path.join(BINDINGS_DIR, name)));
   }
   const html = reportHtml({
     timeline,
