@@ -44,7 +44,7 @@ function agentOf(rep: i32): Agent {
 
 export function agentConstructor(
   nodeNamePtr: usize, nodeNameLen: u32, relistPeriodMs: u64, backoffInitialMs: u64, backoffMaxMs: u64,
-  workerErrorBackoffMs: u64,
+  workerErrorBackoffMs: u64, maxPods: u32,
 ): i32 {
   const config = new AgentConfig();
   config.nodeName = liftStringParts(nodeNamePtr, nodeNameLen);
@@ -53,6 +53,7 @@ export function agentConstructor(
   config.backoffInitialMs = backoffInitialMs;
   config.backoffMaxMs = backoffMaxMs;
   config.workerErrorBackoffMs = workerErrorBackoffMs;
+  config.maxPods = maxPods;
   const agent = new Agent(config);
   let slot = agents.indexOf(null);
   if (slot < 0) {

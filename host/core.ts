@@ -29,6 +29,8 @@ export interface CoreConfig {
   backoffInitialMs: number;
   backoffMaxMs: number;
   workerErrorBackoffMs: number;
+  /** `--max-pods`: active pods beyond it are refused (OutOfpods); default 110, 0 for no limit. */
+  maxPods?: number;
   /** The node's resources and eviction flags, given with configure-node; none: no eviction. */
   node?: NodeSettings;
 }
@@ -57,6 +59,9 @@ export class NodeConfigError extends Error {
     this.name = "NodeConfigError";
   }
 }
+
+/** The kubelet's `--max-pods` default. */
+export const DEFAULT_MAX_PODS = 110;
 
 export const DEFAULT_CORE_CONFIG: Omit<CoreConfig, "nodeName"> = {
   relistPeriodMs: 1000,
@@ -88,6 +93,11 @@ async function modules(): Promise<Map<string, WebAssembly.Module>> {
 function checkU64(name: string, value: number): bigint {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   return BigInt(value);
+}
+
+function checkU32(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) throw new RangeError(`${name} must be an integer in 0..4294967295, got ${value}`);
+  return value;
 }
 
 type Bindings = Awaited<ReturnType<typeof instantiate>>;
@@ -138,6 +148,7 @@ export class CoreAgent implements Core {
       backoffInitialMs: checkU64("backoffInitialMs", config.backoffInitialMs),
       backoffMaxMs: checkU64("backoffMaxMs", config.backoffMaxMs),
       workerErrorBackoffMs: checkU64("workerErrorBackoffMs", config.workerErrorBackoffMs),
+      maxPods: checkU32("maxPods", config.maxPods ?? DEFAULT_MAX_PODS),
     } satisfies AgentConfig);
     const core = new CoreAgent(agent, lastTrap);
     if (config.node) core.configureNode(config.node);

@@ -35,7 +35,7 @@ import { C_ID, PackedSnapshot, S_ID, packSnapshot } from "./packed";
 import { AppliedResources, MINIMUM_GRACE_PERIOD_SECONDS, PodFailure, PodRecord } from "./pod-record";
 import { EvictionCandidate, EvictionManager, resourceOfSignal } from "./eviction-manager";
 import { RankTable, rankingKind } from "./rank-table";
-import { admitUnderPressure } from "./eviction-admission";
+import { AdmitResult, admitUnderPressure } from "./eviction-admission";
 import { bytesOfMilli, isCriticalPod, podRequestBytes, writtenRequest } from "./resources";
 import { requestMilli } from "./cgroup-values";
 import { acceptAllocation } from "./resize";
@@ -44,7 +44,7 @@ import { imagePullKey, restartPolicyOf } from "./restart";
 import { WaitingReason, containerStatuses, podPhase } from "./status";
 import { syncPodStep } from "./sync-pod";
 import { cleanupStep, terminatingStep } from "./terminate-pod";
-import { validatePod } from "./validation";
+import { podProblems } from "./validation";
 
 /// gRPC NOT_FOUND: the object is already gone, which is what a stop or remove wanted.
 const GRPC_NOT_FOUND: u32 = 5;
@@ -209,17 +209,26 @@ export class Agent {
     this.ctx.nowMs = nowMs;
     const rejections: PodRejection[] = [];
     const desired = new Map<string, PodSpec>();
+    // Full names (namespace/name) taken: upstream's config merge keeps the first pod of a name
+    // and refuses the next as a duplicate, whatever their uids.
+    const fullNames = new Set<string>();
     for (let i = 0; i < specs.length; i++) {
       const spec = specs[i];
-      const problem = validatePod(spec, <u32>i);
-      if (problem !== null) {
-        rejections.push(problem);
+      const problems = podProblems(spec, <u32>i);
+      if (problems.length > 0) {
+        for (let p = 0; p < problems.length; p++) rejections.push(problems[p]);
         continue;
       }
       if (desired.has(spec.uid)) {
         rejections.push(new PodRejection(<u32>i, spec.uid, "metadata.uid", 'Duplicate value: "' + spec.uid + '"'));
         continue;
       }
+      const fullName = spec.namespace + "/" + spec.name;
+      if (fullNames.has(fullName)) {
+        rejections.push(new PodRejection(<u32>i, spec.uid, "metadata.name", 'Duplicate value: "' + spec.name + '"'));
+        continue;
+      }
+      fullNames.add(fullName);
       desired.set(spec.uid, spec);
     }
     const uids = desired.keys();
@@ -268,11 +277,30 @@ export class Agent {
     // A pod the runtime already runs (an agent restart) was admitted before: keep it.
     if (rec.sandboxes.length > 0 || rec.containers.length > 0) return;
     if (spec.beingDeleted || spec.hasReportedTerminalPhase) return;
-    const result = admitUnderPressure(this.eviction.conditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
+    let result = this.admitPodCount(rec);
+    if (result.admit) result = admitUnderPressure(this.eviction.conditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
     if (result.admit) return;
-    rec.failure = new PodFailure(result.reason, result.message, false);
+    // As upstream's rejectPod: the event carries the reason's words, the status says rejected.
+    rec.failure = new PodFailure(result.reason, "Pod was rejected: " + result.message, false);
     rec.terminal = true;
     this.ctx.event(rec, "", EventType.Warning, result.reason, result.message);
+  }
+
+  /// Upstream's `--max-pods` predicate: a new pod is refused when the node already has that
+  /// many active pods (admitted, not finished). Static pods count and are refused too.
+  private admitPodCount(rec: PodRecord): AdmitResult {
+    const maxPods = this.config.maxPods;
+    if (maxPods == 0) return new AdmitResult();
+    let used: u32 = 0;
+    const pods = this.podList;
+    for (let i = 0; i < pods.length; i++) {
+      const other = pods[i];
+      if (other === rec || other.spec === null || other.terminal || other.needsAdmission) continue;
+      used++;
+    }
+    if (used < maxPods) return new AdmitResult();
+    return new AdmitResult(false, "OutOfpods",
+      "Node didn't have enough resource: pods, requested: 1, used: " + used.toString() + ", capacity: " + maxPods.toString());
   }
 
   /// A deletion whose grace period was shortened (deleted again with a shorter one) while its

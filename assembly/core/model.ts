@@ -323,6 +323,7 @@ export class AgentConfig {
   backoffInitialMs: u64 = 10000;
   backoffMaxMs: u64 = 300000;
   workerErrorBackoffMs: u64 = 10000;
+  maxPods: u32 = 110;
 }
 
 /// WIT `node-config`: the node's resources and its eviction flags.

@@ -41,71 +41,131 @@ const LABEL_MESSAGE =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const SUBDOMAIN_MESSAGE =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const ENV_NAME_MESSAGE = "a valid environment variable name must consist only of printable ASCII characters other than '='";
+/// The longest uid nanolet takes: an apiserver uid is a 36-character UUID, a static pod's 32 hex.
+export const MAX_UID_LENGTH = 128;
+const UID_MESSAGE =
+  "a pod uid becomes part of file and cgroup paths, so it must consist of alphanumeric characters, '-', '_' or '.', must not start with '.', and must be no more than 128 characters";
 
 function invalid(value: string, detail: string): string {
   return 'Invalid value: "' + value + '": ' + detail;
 }
 
+function tooLong(max: i32): string {
+  return "must be no more than " + max.toString() + " characters";
+}
+
+/// A uid safe to put in a path: [A-Za-z0-9._-], not starting with '.', at most 128 characters.
+/// Upstream takes a static pod's uid as written, so `a/../b` walks out of its pod directory;
+/// nanolet refuses it before any path is made from it.
+export function isSafeUid(uid: string): bool {
+  const n = uid.length;
+  if (n == 0 || n > MAX_UID_LENGTH || uid.charCodeAt(0) == 46) return false;
+  for (let i = 0; i < n; i++) {
+    const c = uid.charCodeAt(i);
+    const ok = (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c == 45 || c == 46 || c == 95;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/// Every problem of a DNS-1123 label or subdomain, as the apiserver lists them.
+function nameProblems(out: PodRejection[], index: u32, uid: string, field: string, value: string, subdomain: bool): void {
+  const max = subdomain ? DNS1123_SUBDOMAIN_MAX : DNS1123_LABEL_MAX;
+  if (value.length > max) out.push(new PodRejection(index, uid, field, invalid(value, tooLong(max))));
+  // The character rules alone (the length was told above).
+  const shape = subdomain ? isDns1123SubdomainShape(value) : isDns1123LabelShape(value);
+  if (!shape) out.push(new PodRejection(index, uid, field, invalid(value, subdomain ? SUBDOMAIN_MESSAGE : LABEL_MESSAGE)));
+}
+
+function isDns1123LabelShape(text: string): bool {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (!isAlnum(c) && !(c == 45 && i > 0 && i < n - 1)) return false;
+  }
+  return n > 0;
+}
+
+function isDns1123SubdomainShape(text: string): bool {
+  const parts = text.split(".");
+  for (let i = 0; i < parts.length; i++) if (!isDns1123LabelShape(parts[i])) return false;
+  return true;
+}
+
+function isEnvVarName(name: string): bool {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 32 || c > 126 || c == 61) return false;
+  }
+  return true;
+}
+
 /// The first problem of `pod`, or null when it is valid. `index` is its place in the input list.
 export function validatePod(pod: PodSpec, index: u32): PodRejection | null {
-  if (pod.uid.length == 0) return new PodRejection(index, pod.uid, "metadata.uid", "Required value");
+  const all = podProblems(pod, index);
+  return all.length > 0 ? all[0] : null;
+}
+
+/// Every problem of `pod`, in field order (empty when it is valid), as the apiserver lists them.
+export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
+  const out: PodRejection[] = [];
+  const uid = pod.uid;
+  if (uid.length == 0) out.push(new PodRejection(index, uid, "metadata.uid", "Required value"));
+  else if (!isSafeUid(uid)) out.push(new PodRejection(index, uid, "metadata.uid", invalid(uid, UID_MESSAGE)));
   if (pod.name.length == 0) {
-    return new PodRejection(index, pod.uid, "metadata.name", "Required value: name or generateName is required");
+    out.push(new PodRejection(index, uid, "metadata.name", "Required value: name or generateName is required"));
+  } else {
+    nameProblems(out, index, uid, "metadata.name", pod.name, true);
   }
-  if (!isDns1123Subdomain(pod.name)) {
-    return new PodRejection(index, pod.uid, "metadata.name", invalid(pod.name, SUBDOMAIN_MESSAGE));
-  }
-  if (!isDns1123Label(pod.namespace)) {
-    return new PodRejection(index, pod.uid, "metadata.namespace", invalid(pod.namespace, LABEL_MESSAGE));
-  }
+  nameProblems(out, index, uid, "metadata.namespace", pod.namespace, false);
   const policyProblem = restartPolicyProblem(pod.restartPolicy);
-  if (policyProblem.length > 0) return new PodRejection(index, pod.uid, "spec.restartPolicy", policyProblem);
+  if (policyProblem.length > 0) out.push(new PodRejection(index, uid, "spec.restartPolicy", policyProblem));
   if (pod.hasGracePeriod && pod.terminationGracePeriodSeconds < 0) {
-    return new PodRejection(
-      index, pod.uid, "spec.terminationGracePeriodSeconds",
-      "Invalid value: " + pod.terminationGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
+    out.push(new PodRejection(
+      index, uid, "spec.terminationGracePeriodSeconds",
+      "Invalid value: " + pod.terminationGracePeriodSeconds.toString() + ": must be greater than or equal to 0"));
   }
   if (pod.beingDeleted && pod.deletionGracePeriodSeconds < 0) {
-    return new PodRejection(
-      index, pod.uid, "metadata.deletionGracePeriodSeconds",
-      "Invalid value: " + pod.deletionGracePeriodSeconds.toString() + ": must be greater than or equal to 0");
+    out.push(new PodRejection(
+      index, uid, "metadata.deletionGracePeriodSeconds",
+      "Invalid value: " + pod.deletionGracePeriodSeconds.toString() + ": must be greater than or equal to 0"));
   }
   if (pod.hasReportedTerminalPhase && pod.reportedTerminalPhase != PodPhase.Succeeded && pod.reportedTerminalPhase != PodPhase.Failed) {
-    return new PodRejection(index, pod.uid, "status.phase", "Invalid value: a reported terminal phase must be Succeeded or Failed");
+    out.push(new PodRejection(index, uid, "status.phase", "Invalid value: a reported terminal phase must be Succeeded or Failed"));
   }
   if (pod.containers.length == 0) {
-    return new PodRejection(index, pod.uid, "spec.containers", "Required value");
+    out.push(new PodRejection(index, uid, "spec.containers", "Required value"));
+    return out;
   }
   if (pod.containers.length > MAX_CONTAINERS_PER_POD) {
-    return new PodRejection(
-      index, pod.uid, "spec.containers",
-      "Too many: " + pod.containers.length.toString() + ": must have at most " + MAX_CONTAINERS_PER_POD.toString() + " items");
+    out.push(new PodRejection(
+      index, uid, "spec.containers",
+      "Too many: " + pod.containers.length.toString() + ": must have at most " + MAX_CONTAINERS_PER_POD.toString() + " items"));
+    return out;
   }
   const seen = new Set<string>();
   for (let i = 0; i < pod.containers.length; i++) {
     const c = pod.containers[i];
     const path = "spec.containers[" + i.toString() + "]";
-    if (c.name.length == 0) return new PodRejection(index, pod.uid, path + ".name", "Required value");
-    if (!isDns1123Label(c.name)) {
-      return new PodRejection(index, pod.uid, path + ".name", invalid(c.name, LABEL_MESSAGE));
+    if (c.name.length == 0) out.push(new PodRejection(index, uid, path + ".name", "Required value"));
+    else {
+      nameProblems(out, index, uid, path + ".name", c.name, false);
+      if (seen.has(c.name)) out.push(new PodRejection(index, uid, path + ".name", 'Duplicate value: "' + c.name + '"'));
+      seen.add(c.name);
     }
-    if (seen.has(c.name)) {
-      return new PodRejection(index, pod.uid, path + ".name", 'Duplicate value: "' + c.name + '"');
-    }
-    seen.add(c.name);
-    if (c.image.trim().length == 0) return new PodRejection(index, pod.uid, path + ".image", "Required value");
+    if (c.image.trim().length == 0) out.push(new PodRejection(index, uid, path + ".image", "Required value"));
+    else if (c.image.trim().length != c.image.length) out.push(new PodRejection(index, uid, path + ".image", invalid(c.image, "must not have leading or trailing whitespace")));
     for (let e = 0; e < c.env.length; e++) {
       const name = c.env[e].name;
       const envPath = path + ".env[" + e.toString() + "].name";
-      if (name.length == 0) return new PodRejection(index, pod.uid, envPath, "Required value");
-      if (name.includes("=")) {
-        return new PodRejection(index, pod.uid, envPath, invalid(name, "a valid environment variable name must not contain '='"));
-      }
+      if (name.length == 0) out.push(new PodRejection(index, uid, envPath, "Required value"));
+      else if (!isEnvVarName(name)) out.push(new PodRejection(index, uid, envPath, invalid(name, ENV_NAME_MESSAGE)));
     }
-    const resources = resourcesProblem(c, path + ".");
-    if (resources !== null) return new PodRejection(index, pod.uid, resources.field, resources.message);
+    const resources = resourcesProblems(c, path + ".");
+    for (let r = 0; r < resources.length; r++) out.push(new PodRejection(index, uid, resources[r].field, resources[r].message));
   }
-  return null;
+  return out;
 }
 
 /// The problem of a restart policy, or empty: `Always`, `OnFailure`, `Never` or empty (Always).
@@ -122,34 +182,62 @@ export class FieldProblem {
 /// The first bad quantity of a container's requests and limits, or null. `prefix` leads the
 /// field path (`spec.containers[0].`).
 export function resourcesProblem(c: ContainerSpec, prefix: string): FieldProblem | null {
-  for (let r = 0; r < c.requests.length; r++) {
-    const problem = checkQuantity(c.requests[r].quantity);
-    if (problem.length > 0) return new FieldProblem(prefix + "resources.requests[" + c.requests[r].name + "]", problem);
-  }
+  const all = resourcesProblems(c, prefix);
+  return all.length > 0 ? all[0] : null;
+}
+
+/// Standard container resources (a name without a domain must be one of them).
+function isStandardContainerResource(name: string): bool {
+  return name == "cpu" || name == "memory" || name == "ephemeral-storage" || (name.startsWith("hugepages-") && name.length > 10);
+}
+
+function resourceNameProblem(name: string): string {
+  if (name.indexOf("/") < 0 && !isStandardContainerResource(name)) return invalid(name, "must be a standard resource for containers");
+  return "";
+}
+
+/// Every problem of a container's requests and limits (the apiserver's
+/// validateResourceRequirements, which the kubelet also runs on static pods).
+export function resourcesProblems(c: ContainerSpec, prefix: string): FieldProblem[] {
+  const out: FieldProblem[] = [];
   for (let r = 0; r < c.limits.length; r++) {
+    const field = prefix + "resources.limits[" + c.limits[r].name + "]";
+    const nameProblem = resourceNameProblem(c.limits[r].name);
+    if (nameProblem.length > 0) out.push(new FieldProblem(field, nameProblem));
     const problem = checkQuantity(c.limits[r].quantity);
-    if (problem.length > 0) return new FieldProblem(prefix + "resources.limits[" + c.limits[r].name + "]", problem);
+    if (problem.length > 0) out.push(new FieldProblem(field, problem));
   }
-  // A request may not exceed its limit; an extended resource's must equal it (the apiserver's
-  // validateResourceRequirements, which the kubelet also runs on static pods). The quantities
-  // are quoted as written, where the apiserver prints their canonical form.
+  for (let r = 0; r < c.requests.length; r++) {
+    const field = prefix + "resources.requests[" + c.requests[r].name + "]";
+    const nameProblem = resourceNameProblem(c.requests[r].name);
+    if (nameProblem.length > 0) out.push(new FieldProblem(field, nameProblem));
+    const problem = checkQuantity(c.requests[r].quantity);
+    if (problem.length > 0) out.push(new FieldProblem(field, problem));
+  }
+  if (out.length > 0) return out;
+  // A request may not exceed its limit; an extended resource's must equal it, and must have one.
+  // The quantities are quoted as written, where the apiserver prints their canonical form.
+  let missingLimit = false;
   for (let r = 0; r < c.requests.length; r++) {
     const request = c.requests[r];
+    const overcommit = isOvercommitAllowed(request.name);
+    let hasLimit = false;
     for (let l = 0; l < c.limits.length; l++) {
       const limit = c.limits[l];
       if (limit.name != request.name) continue;
+      hasLimit = true;
       const requested = parseQuantity(request.quantity).milliValue;
       const limited = parseQuantity(limit.quantity).milliValue;
-      const overcommit = isOvercommitAllowed(request.name);
       if (!overcommit && requested != limited) {
-        return new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be equal to " + request.name + " limit of " + limit.quantity));
-      }
-      if (requested > limited) {
-        return new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be less than or equal to " + request.name + " limit of " + limit.quantity));
+        out.push(new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be equal to " + request.name + " limit of " + limit.quantity)));
+      } else if (requested > limited) {
+        out.push(new FieldProblem(prefix + "resources.requests", invalid(request.quantity, "must be less than or equal to " + request.name + " limit of " + limit.quantity)));
       }
     }
+    if (!overcommit && !hasLimit) missingLimit = true;
   }
-  return null;
+  if (missingLimit) out.push(new FieldProblem(prefix + "resources.limits", "Required value: Limit must be set for non overcommitable resources"));
+  return out;
 }
 
 /// Native resources (no domain, or a kubernetes.io one) other than huge pages may be requested

@@ -3,86 +3,67 @@
 // policies, duplicates) are the core's job; this layer only checks shapes and types.
 import { createHash } from "node:crypto";
 import type { ContainerSpec, PodSpec } from "../core-types.js";
+import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
+import { checkDnsPolicy, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 
-export class ManifestError extends Error {
-  constructor(
-    readonly field: string,
-    readonly detail: string,
-  ) {
-    super(field ? `${field}: ${detail}` : detail);
-    this.name = "ManifestError";
-  }
-}
+export { ManifestError } from "./field-reader.js";
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
-
-function isObject(value: unknown): value is Record<string, Json> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function objectAt(value: unknown, field: string, required = false): Record<string, Json> | undefined {
-  if (value === undefined || value === null) {
-    if (required) throw new ManifestError(field, "Required value");
-    return undefined;
-  }
-  if (!isObject(value)) throw new ManifestError(field, `Invalid type: expected object, got ${typeName(value)}`);
-  return value;
-}
-
-function stringAt(value: unknown, field: string, required = false): string | undefined {
-  if (value === undefined || value === null) {
-    if (required) throw new ManifestError(field, "Required value");
-    return undefined;
-  }
-  if (typeof value !== "string") throw new ManifestError(field, `Invalid type: expected string, got ${typeName(value)}`);
-  return value;
-}
-
-function stringListAt(value: unknown, field: string): string[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array of strings, got ${typeName(value)}`);
-  return value.map((item, i) => stringAt(item, `${field}[${i}]`, true)!);
-}
-
-function quantityMap(value: unknown, field: string): { name: string; quantity: string }[] {
-  const map = objectAt(value, field);
+function quantityMap(r: FieldReader, value: unknown, field: string): { name: string; quantity: string }[] {
+  const map = r.object(value, field);
   if (!map) return [];
   return Object.keys(map)
     .sort()
     .map((name) => {
       const raw = map[name];
       // YAML turns `cpu: 1` into a number; Kubernetes accepts both.
-      if (typeof raw === "number") return { name, quantity: String(raw) };
-      return { name, quantity: stringAt(raw, `${field}[${name}]`, true)! };
+      if (typeof raw === "number" && Number.isFinite(raw)) return { name, quantity: String(raw) };
+      return { name, quantity: r.string(raw, `${field}[${name}]`, true) ?? "0" };
     });
 }
 
-const SUPPORTED_CONTAINER_FIELDS = new Set([
+/** Container fields nanolet acts on, or that only describe (ports) or carry defaults the apiserver fills in. */
+const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
 ]);
+/** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
+const CONTAINER_FIELDS_IF_EMPTY = new Set(["stdin", "stdinOnce", "tty", "volumeMounts", "envFrom", "volumeDevices", "securityContext"]);
+
+/**
+ * Pod spec fields nanolet acts on, and those that are the scheduler's or the apiserver's alone
+ * (placing the pod, defaulting it), which a node has nothing to do for once the pod is bound.
+ */
+const POD_SPEC_FIELDS = new Set([
+  "containers", "restartPolicy", "terminationGracePeriodSeconds", "hostNetwork", "priority", "tolerations",
+  "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
+  "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
+]);
+/**
+ * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
+ * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
+ */
+const POD_SPEC_FIELDS_IF_EMPTY = new Set([
+  "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "nodeSelector", "affinity", "hostAliases",
+  "initContainers", "ephemeralContainers", "imagePullSecrets", "readinessGates", "overhead", "resourceClaims",
+  "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "activeDeadlineSeconds", "os",
+  "hostUsers", "resources",
+]);
+const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 
 const RESIZE_RESOURCES = new Set(["cpu", "memory"]);
 const RESIZE_POLICIES = new Set(["NotRequired", "RestartContainer"]);
 
 /** The resources whose `resizePolicy` is RestartContainer (a missing policy is NotRequired). */
-function restartOnResizeAt(value: unknown, field: string): string[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array, got ${typeName(value)}`);
+function restartOnResizeAt(r: FieldReader, value: unknown, field: string): string[] {
   const out: string[] = [];
-  value.forEach((item, i) => {
-    const p = objectAt(item, `${field}[${i}]`, true)!;
-    const resource = stringAt(p.resourceName, `${field}[${i}].resourceName`, true)!;
-    if (!RESIZE_RESOURCES.has(resource)) throw new ManifestError(`${field}[${i}].resourceName`, `Unsupported value: "${resource}": supported values: "cpu", "memory"`);
-    const policy = stringAt(p.restartPolicy, `${field}[${i}].restartPolicy`, true)!;
-    if (!RESIZE_POLICIES.has(policy)) throw new ManifestError(`${field}[${i}].restartPolicy`, `Unsupported value: "${policy}": supported values: "NotRequired", "RestartContainer"`);
-    if (policy === "RestartContainer") out.push(resource);
+  r.array(value, field).forEach((item, i) => {
+    const p = r.object(item, `${field}[${i}]`, true);
+    if (!p) return;
+    const resource = r.string(p.resourceName, `${field}[${i}].resourceName`, true);
+    if (resource !== undefined && !RESIZE_RESOURCES.has(resource)) r.add(`${field}[${i}].resourceName`, `Unsupported value: "${resource}": supported values: "cpu", "memory"`);
+    const policy = r.string(p.restartPolicy, `${field}[${i}].restartPolicy`, true);
+    if (policy !== undefined && !RESIZE_POLICIES.has(policy)) r.add(`${field}[${i}].restartPolicy`, `Unsupported value: "${policy}": supported values: "NotRequired", "RestartContainer"`);
+    if (policy === "RestartContainer" && resource !== undefined) out.push(resource);
   });
   return out;
 }
@@ -93,7 +74,7 @@ const MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure";
 function toleratesMemoryPressure(value: unknown): boolean {
   if (!Array.isArray(value)) return false;
   return value.some((t) => {
-    if (t === null || typeof t !== "object") return false;
+    if (!isObject(t)) return false;
     const { key = "", operator = "Equal", value = "", effect = "" } = t as Record<string, unknown>;
     if (effect !== "" && effect !== "NoSchedule") return false;
     if (key !== "" && key !== MEMORY_PRESSURE_TAINT) return false;
@@ -102,52 +83,75 @@ function toleratesMemoryPressure(value: unknown): boolean {
   });
 }
 
-/** `spec.priority` as a 32-bit integer (the priority admission plugin fills it in; 0 when unset). */
-function priorityAt(value: unknown): number {
-  if (value === undefined || value === null) return 0;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < -2147483648 || value > 2147483647) {
-    throw new ManifestError("spec.priority", `Invalid type: expected 32-bit integer, got ${typeName(value)}`);
-  }
-  return value;
-}
-
-function containerAt(value: unknown, field: string, ignoredMounts: Set<string> = new Set()): ContainerSpec {
-  const c = objectAt(value, field, true)!;
+function containerAt(r: FieldReader, value: unknown, field: string, ignoredMounts: Set<string> = new Set()): ContainerSpec {
+  const c = r.object(value, field, true) ?? {};
   for (const key of Object.keys(c)) {
-    if (key === "volumeMounts" && mountsOnlyIgnored(c.volumeMounts, `${field}.volumeMounts`, ignoredMounts)) continue;
-    if (!SUPPORTED_CONTAINER_FIELDS.has(key)) throw new ManifestError(`${field}.${key}`, "Unsupported field: nanolet does not implement it yet");
+    if (CONTAINER_FIELDS.has(key)) continue;
+    if (key === "volumeMounts" && mountsOnlyIgnored(r, c.volumeMounts, `${field}.volumeMounts`, ignoredMounts)) continue;
+    if (CONTAINER_FIELDS_IF_EMPTY.has(key) && isEmptyField(c[key])) continue;
+    r.add(`${field}.${key}`, NOT_IMPLEMENTED);
   }
-  const env = c.env === undefined || c.env === null ? [] : c.env;
-  if (!Array.isArray(env)) throw new ManifestError(`${field}.env`, `Invalid type: expected array, got ${typeName(env)}`);
-  const resources = objectAt(c.resources, `${field}.resources`) ?? {};
+  const resources = r.object(c.resources, `${field}.resources`) ?? {};
+  r.onlyFields(resources, `${field}.resources`, new Set(["requests", "limits"]), new Set(["claims"]));
+  checkPorts(r, c.ports, `${field}.ports`);
+  checkImagePullPolicy(r, c.imagePullPolicy, `${field}.imagePullPolicy`);
+  checkTerminationMessage(r, c, field);
   return {
-    name: stringAt(c.name, `${field}.name`) ?? "",
-    image: stringAt(c.image, `${field}.image`) ?? "",
-    command: stringListAt(c.command, `${field}.command`),
-    args: stringListAt(c.args, `${field}.args`),
-    env: env.map((item, i) => {
-      const e = objectAt(item, `${field}.env[${i}]`, true)!;
-      if (e.valueFrom !== undefined) throw new ManifestError(`${field}.env[${i}].valueFrom`, "Unsupported field: nanolet does not implement it yet");
+    name: r.string(c.name, `${field}.name`) ?? "",
+    image: r.string(c.image, `${field}.image`) ?? "",
+    command: r.stringList(c.command, `${field}.command`),
+    args: r.stringList(c.args, `${field}.args`),
+    env: r.array(c.env, `${field}.env`).map((item, i) => {
+      const e = r.object(item, `${field}.env[${i}]`, true) ?? {};
+      r.onlyFields(e, `${field}.env[${i}]`, new Set(["name", "value"]));
       const raw = e.value;
-      const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : stringAt(raw, `${field}.env[${i}].value`) ?? "";
-      return { name: stringAt(e.name, `${field}.env[${i}].name`) ?? "", value };
+      const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : r.string(raw, `${field}.env[${i}].value`) ?? "";
+      return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value };
     }),
-    workingDir: stringAt(c.workingDir, `${field}.workingDir`) || undefined,
-    requests: quantityMap(resources.requests, `${field}.resources.requests`),
-    limits: quantityMap(resources.limits, `${field}.resources.limits`),
-    restartOnResize: restartOnResizeAt(c.resizePolicy, `${field}.resizePolicy`),
+    workingDir: r.string(c.workingDir, `${field}.workingDir`) || undefined,
+    requests: quantityMap(r, resources.requests, `${field}.resources.requests`),
+    limits: quantityMap(r, resources.limits, `${field}.resources.limits`),
+    restartOnResize: restartOnResizeAt(r, c.resizePolicy, `${field}.resizePolicy`),
   };
 }
 
-function mountsOnlyIgnored(value: unknown, field: string, ignored: Set<string>): boolean {
-  if (!Array.isArray(value)) throw new ManifestError(field, `Invalid type: expected array, got ${typeName(value)}`);
-  return value.every((m, i) => ignored.has(stringAt(objectAt(m, `${field}[${i}]`, true)!.name, `${field}[${i}].name`, true)!));
+function isEmptyField(value: unknown): boolean {
+  if (value === null || value === undefined || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
 }
 
-function integerAt(value: unknown, field: string): bigint | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new ManifestError(field, `Invalid type: expected integer, got ${typeName(value)}`);
-  return BigInt(value);
+function mountsOnlyIgnored(r: FieldReader, value: unknown, field: string, ignored: Set<string>): boolean {
+  if (ignored.size === 0) return false;
+  return r.array(value, field).every((m, i) => {
+    const mount = r.object(m, `${field}[${i}]`, true);
+    const name = mount ? r.string(mount.name, `${field}[${i}].name`, true) : undefined;
+    return name !== undefined && ignored.has(name);
+  });
+}
+
+function integerAt(r: FieldReader, value: unknown, field: string): bigint | undefined {
+  const n = r.integer(value, field);
+  return n === undefined ? undefined : BigInt(n);
+}
+
+/** The fields of `spec` both sources share: an allowlist, the rest refused by name. */
+function checkSpecFields(r: FieldReader, spec: JsonObject, ignored: Set<string>): void {
+  for (const key of Object.keys(spec)) {
+    if (POD_SPEC_FIELDS.has(key)) continue;
+    if (key === "volumes" && ignored.size > 0) continue;
+    if (POD_SPEC_FIELDS_IF_EMPTY.has(key) && isEmptyField(spec[key])) continue;
+    r.add(`spec.${key}`, key === "volumes" ? "Unsupported field: nanolet does not mount volumes yet" : NOT_IMPLEMENTED);
+  }
+  checkTolerations(r, spec.tolerations);
+  checkDnsPolicy(r, spec.dnsPolicy);
+  r.string(spec.nodeName, "spec.nodeName");
+  r.string(spec.priorityClassName, "spec.priorityClassName");
+}
+
+/** `spec.containers` as a list (a wrong type is one problem, not one per item). */
+function containersOf(r: FieldReader, spec: JsonObject, ignored: Set<string>): ContainerSpec[] {
+  return r.array(spec.containers, "spec.containers").map((c, i) => containerAt(r, c, `spec.containers[${i}]`, ignored));
 }
 
 export interface ManifestContext {
@@ -164,25 +168,30 @@ export interface ManifestContext {
  * manifest and its source when it has none (so an edited manifest is a new pod).
  */
 export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
-  const pod = objectAt(doc, "", true)!;
-  const kind = stringAt(pod.kind, "kind", true);
-  if (kind !== "Pod") throw new ManifestError("kind", `Unsupported value: "${kind}": supported values: "Pod"`);
-  const apiVersion = stringAt(pod.apiVersion, "apiVersion", true);
-  if (apiVersion !== "v1") throw new ManifestError("apiVersion", `Unsupported value: "${apiVersion}": supported values: "v1"`);
-  const metadata = objectAt(pod.metadata, "metadata") ?? {};
-  const spec = objectAt(pod.spec, "spec", true)!;
-  const name = stringAt(metadata.name, "metadata.name") ?? "";
-  const namespace = stringAt(metadata.namespace, "metadata.namespace") || "default";
-  const containersRaw = spec.containers;
-  if (containersRaw !== undefined && containersRaw !== null && !Array.isArray(containersRaw)) {
-    throw new ManifestError("spec.containers", `Invalid type: expected array, got ${typeName(containersRaw)}`);
-  }
-  if (spec.initContainers !== undefined) throw new ManifestError("spec.initContainers", "Unsupported field: nanolet does not implement it yet");
-  if (spec.volumes !== undefined) throw new ManifestError("spec.volumes", "Unsupported field: nanolet does not implement it yet");
-  const hostNetwork = spec.hostNetwork ?? false;
-  if (typeof hostNetwork !== "boolean") throw new ManifestError("spec.hostNetwork", `Invalid type: expected boolean, got ${typeName(hostNetwork)}`);
+  const r = new FieldReader();
+  const pod = r.object(doc, "", true);
+  if (!pod) r.done();
+  r.onlyFields(pod!, "", POD_FIELDS);
+  const kind = r.string(pod!.kind, "kind", true);
+  if (kind !== undefined && kind !== "Pod") r.add("kind", `Unsupported value: "${kind}": supported values: "Pod"`);
+  const apiVersion = r.string(pod!.apiVersion, "apiVersion", true);
+  if (apiVersion !== undefined && apiVersion !== "v1") r.add("apiVersion", `Unsupported value: "${apiVersion}": supported values: "v1"`);
+  const metadata = r.object(pod!.metadata, "metadata") ?? {};
+  const spec = r.object(pod!.spec, "spec", true) ?? {};
+  const name = r.string(metadata.name, "metadata.name") ?? "";
+  const namespace = r.string(metadata.namespace, "metadata.namespace") || "default";
+  const explicitUid = r.string(metadata.uid, "metadata.uid");
+  r.stringMap(metadata.labels, "metadata.labels");
+  r.stringMap(metadata.annotations, "metadata.annotations");
+  checkSpecFields(r, spec, new Set());
+  const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
+  const containers = containersOf(r, spec, new Set());
+  const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
+  const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
+  const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
+  r.done();
   const uid =
-    stringAt(metadata.uid, "metadata.uid") ||
+    explicitUid ||
     createHash("md5")
       .update(JSON.stringify(doc))
       .update(`host:${ctx.nodeName}`)
@@ -192,13 +201,13 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     uid,
     namespace,
     name: name ? `${name}-${ctx.nodeName}` : "",
-    restartPolicy: stringAt(spec.restartPolicy, "spec.restartPolicy") ?? "",
-    terminationGracePeriodSeconds: integerAt(spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds"),
+    restartPolicy,
+    terminationGracePeriodSeconds,
     hostNetwork,
-    containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`)),
+    containers,
     deletionGracePeriodSeconds: undefined,
     reportedTerminalPhase: undefined,
-    priority: priorityAt(spec.priority),
+    priority,
     staticPod: true,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
   };
@@ -209,15 +218,15 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
  * to every pod (`kube-api-access-*`, a projected token, CA and namespace). nanolet does not
  * mount volumes yet; refusing every pod for this one would refuse every pod of a real cluster.
  */
-function ignorableVolumes(spec: Record<string, Json>): Set<string> {
+function ignorableVolumes(r: FieldReader, spec: JsonObject): Set<string> {
   const names = new Set<string>();
-  if (spec.volumes === undefined || spec.volumes === null) return names;
-  if (!Array.isArray(spec.volumes)) throw new ManifestError("spec.volumes", `Invalid type: expected array, got ${typeName(spec.volumes)}`);
-  spec.volumes.forEach((v, i) => {
-    const volume = objectAt(v, `spec.volumes[${i}]`, true)!;
-    const name = stringAt(volume.name, `spec.volumes[${i}].name`, true)!;
+  r.array(spec.volumes, "spec.volumes").forEach((v, i) => {
+    const volume = r.object(v, `spec.volumes[${i}]`, true);
+    if (!volume) return;
+    const name = r.string(volume.name, `spec.volumes[${i}].name`, true) ?? "";
     if (!name.startsWith("kube-api-access-") || volume.projected === undefined) {
-      throw new ManifestError(`spec.volumes[${i}]`, "Unsupported field: nanolet does not mount volumes yet");
+      r.add(`spec.volumes[${i}]`, "Unsupported field: nanolet does not mount volumes yet");
+      return;
     }
     names.add(name);
   });
@@ -231,30 +240,37 @@ const TERMINAL_PHASES: Record<string, "succeeded" | "failed" | undefined> = { Su
  * its deletion mark (`metadata.deletionTimestamp` with `deletionGracePeriodSeconds`).
  */
 export function podFromApiObject(doc: unknown): PodSpec {
-  const pod = objectAt(doc, "", true)!;
-  const metadata = objectAt(pod.metadata, "metadata", true)!;
-  const spec = objectAt(pod.spec, "spec", true)!;
-  const containersRaw = spec.containers;
-  if (containersRaw !== undefined && containersRaw !== null && !Array.isArray(containersRaw)) {
-    throw new ManifestError("spec.containers", `Invalid type: expected array, got ${typeName(containersRaw)}`);
-  }
-  if (spec.initContainers !== undefined && spec.initContainers !== null) throw new ManifestError("spec.initContainers", "Unsupported field: nanolet does not implement it yet");
-  const ignored = ignorableVolumes(spec);
-  const hostNetwork = spec.hostNetwork ?? false;
-  if (typeof hostNetwork !== "boolean") throw new ManifestError("spec.hostNetwork", `Invalid type: expected boolean, got ${typeName(hostNetwork)}`);
+  const r = new FieldReader();
+  const pod = r.object(doc, "", true);
+  if (!pod) r.done();
+  const metadata = r.object(pod!.metadata, "metadata", true) ?? {};
+  const spec = r.object(pod!.spec, "spec", true) ?? {};
+  const ignored = ignorableVolumes(r, spec);
+  checkSpecFields(r, spec, ignored);
+  const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
+  const containers = containersOf(r, spec, ignored);
   const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
+  const uid = r.string(metadata.uid, "metadata.uid", true) ?? "";
+  const namespace = r.string(metadata.namespace, "metadata.namespace") || "default";
+  const name = r.string(metadata.name, "metadata.name", true) ?? "";
+  const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
+  const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
+  const deletionGracePeriodSeconds = deleting ? integerAt(r, metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined;
+  const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
+  const status = r.object(pod!.status, "status");
+  r.done();
   return {
-    uid: stringAt(metadata.uid, "metadata.uid", true)!,
-    namespace: stringAt(metadata.namespace, "metadata.namespace") || "default",
-    name: stringAt(metadata.name, "metadata.name", true)!,
-    restartPolicy: stringAt(spec.restartPolicy, "spec.restartPolicy") ?? "",
-    terminationGracePeriodSeconds: integerAt(spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds"),
+    uid,
+    namespace,
+    name,
+    restartPolicy,
+    terminationGracePeriodSeconds,
     hostNetwork,
-    containers: (containersRaw ?? []).map((c, i) => containerAt(c, `spec.containers[${i}]`, ignored)),
-    deletionGracePeriodSeconds: deleting ? integerAt(metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined,
+    containers,
+    deletionGracePeriodSeconds,
     // Finished pods stay desired (their containers keep their logs) but never start again.
-    reportedTerminalPhase: TERMINAL_PHASES[String(objectAt(pod.status, "status")?.phase ?? "")],
-    priority: priorityAt(spec.priority),
+    reportedTerminalPhase: TERMINAL_PHASES[String(status?.phase ?? "")],
+    priority,
     staticPod: false,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
   };

@@ -3,13 +3,15 @@
 // gives the whole set; a file that cannot be read or parsed is reported and contributes nothing.
 import fs from "node:fs";
 import path from "node:path";
-import { parseAllDocuments } from "yaml";
 import type { PodSpec } from "../core-types.js";
+import { MAX_MANIFEST_FILES } from "./limits.js";
 import { ManifestError, podFromManifest } from "./manifest.js";
+import { readManifestBytes, resolveEntry } from "./manifest-files.js";
+import { decodeManifest } from "./manifest-text.js";
+import { parseManifestDocuments } from "./yaml-documents.js";
 
 export const STATIC_POD_RESCAN_MS = 20_000;
-/** A bound on what one scan reads (Tiger style): larger files are refused, not half-read. */
-export const MAX_MANIFEST_BYTES = 1024 * 1024;
+export { MAX_MANIFEST_BYTES } from "./limits.js";
 
 export interface SourcePod {
   spec: PodSpec;
@@ -28,6 +30,11 @@ export interface SourceProblem {
 export interface ScanResult {
   pods: SourcePod[];
   problems: SourceProblem[];
+  /**
+   * Set when the directory as a whole could not be read (not when it is missing): the scan
+   * knows nothing, and the source keeps the pods of its last good scan.
+   */
+  failed?: string;
 }
 
 function isManifestName(name: string): boolean {
@@ -35,57 +42,108 @@ function isManifestName(name: string): boolean {
   return !name.startsWith(".") && /\.(ya?ml|json)$/i.test(name);
 }
 
-export function scanManifestFile(file: string, nodeName: string): ScanResult {
+/** Turns one file's text into pods and problems; never throws, whatever the text. */
+export function manifestsFromBytes(bytes: Uint8Array, file: string, nodeName: string): ScanResult {
   const pods: SourcePod[] = [];
   const problems: SourceProblem[] = [];
-  let text: string;
-  try {
-    const stat = fs.statSync(file);
-    if (stat.size > MAX_MANIFEST_BYTES) {
-      return { pods, problems: [{ origin: file, field: "", message: `file is ${stat.size} bytes; the limit is ${MAX_MANIFEST_BYTES}` }] };
+  const decoded = decodeManifest(bytes);
+  if (!decoded.ok) return { pods, problems: [{ origin: file, field: "", message: decoded.message }] };
+  const documents = parseManifestDocuments(decoded.text);
+  const several = documents.length > 1;
+  for (const doc of documents) {
+    const origin = several ? `${file}#${doc.index}` : file;
+    if (!doc.ok) {
+      problems.push({ origin, field: doc.field, message: doc.message });
+      continue;
     }
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    return { pods, problems: [{ origin: file, field: "", message: `cannot read: ${(error as Error).message}` }] };
-  }
-  const documents = parseAllDocuments(text);
-  const list = Array.isArray(documents) ? documents : [documents];
-  const several = list.length > 1;
-  list.forEach((doc, index) => {
-    const origin = several ? `${file}#${index}` : file;
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0];
-      problems.push({ origin, field: "", message: `invalid YAML: ${e.message.split("\n")[0]}` });
-      return;
-    }
-    const value = doc.toJS();
-    if (value === null || value === undefined) return; // an empty document, e.g. a trailing `---`
+    const value = doc.value;
+    if (value === null || value === undefined) continue; // an empty document, e.g. a trailing `---`
     try {
-      pods.push({ spec: podFromManifest(value, { nodeName, source: file, documentIndex: index }), origin, manifest: value });
+      pods.push({ spec: podFromManifest(value, { nodeName, source: file, documentIndex: doc.index }), origin, manifest: value as Record<string, unknown> });
     } catch (error) {
-      if (!(error instanceof ManifestError)) throw error;
-      problems.push({ origin, field: error.field, message: error.detail });
+      if (error instanceof ManifestError) {
+        for (const p of error.problems) problems.push({ origin, field: p.field, message: p.detail });
+      } else {
+        // A bug of ours met by this input: it stays this file's problem, not the agent's.
+        problems.push({ origin, field: "", message: `could not be read: ${(error as Error)?.message ?? String(error)}` });
+      }
     }
-  });
+  }
   return { pods, problems };
 }
 
-export function scanManifestDir(dir: string, nodeName: string): ScanResult {
+export function scanManifestFile(file: string, nodeName: string): ScanResult {
+  const read = readManifestBytes(file);
+  if (!read.ok) return { pods: [], problems: [{ origin: file, field: "", message: read.message }] };
+  return manifestsFromBytes(read.bytes, file, nodeName);
+}
+
+/** One file's last read: reused while the file is unchanged, and kept when it cannot be read. */
+interface CachedFile {
+  identity: string;
+  result: ScanResult;
+}
+
+/** Errors that say the file is gone for good, as opposed to a read that failed this time. */
+const GONE = new Set(["ENOENT", "ENOTDIR"]);
+
+/**
+ * Scans a manifest directory. With `cache`, a file whose inode, size and times are unchanged is
+ * not parsed again, and a file that exists but cannot be read this time (EIO, EACCES, a change
+ * while read) keeps the pods of its last good read, with a problem saying so.
+ */
+export function scanManifestDir(dir: string, nodeName: string, cache?: Map<string, CachedFile>): ScanResult {
   const result: ScanResult = { pods: [], problems: [] };
   let names: string[];
   try {
     names = fs.readdirSync(dir).filter(isManifestName).sort();
   } catch (error) {
-    result.problems.push({ origin: dir, field: "", message: `cannot list: ${(error as Error).message}` });
+    const e = error as NodeJS.ErrnoException;
+    // A missing directory means no static pods, as upstream; any other failure means unknown.
+    if (e.code !== "ENOENT") result.failed = `cannot list: ${e.code ?? ""} ${e.message}`.trim();
+    result.problems.push({ origin: dir, field: "", message: e.code === "ENOENT" ? "the directory does not exist" : `cannot list: ${e.message}` });
+    cache?.clear();
     return result;
   }
+  if (names.length > MAX_MANIFEST_FILES) {
+    for (const name of names.slice(MAX_MANIFEST_FILES)) {
+      result.problems.push({ origin: path.join(dir, name), field: "", message: `Too many: the directory has ${names.length} manifest files; only the first ${MAX_MANIFEST_FILES} (by name) are read` });
+    }
+    names = names.slice(0, MAX_MANIFEST_FILES);
+  }
+  const present = new Set<string>();
   for (const name of names) {
     const file = path.join(dir, name);
-    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) continue;
-    const one = scanManifestFile(file, nodeName);
+    present.add(file);
+    const one = scanEntry(file, nodeName, cache);
     result.pods.push(...one.pods);
     result.problems.push(...one.problems);
   }
+  if (cache) for (const file of cache.keys()) if (!present.has(file)) cache.delete(file);
+  return result;
+}
+
+function scanEntry(file: string, nodeName: string, cache?: Map<string, CachedFile>): ScanResult {
+  const entry = resolveEntry(file);
+  if (entry.kind === "skip") {
+    cache?.delete(file);
+    return { pods: [], problems: [] };
+  }
+  const read = entry.kind === "file" ? readManifestBytes(entry.target) : { ok: false as const, message: entry.message, code: entry.code };
+  if (!read.ok) {
+    const last = cache?.get(file);
+    const transient = entry.kind === "file" && !GONE.has(read.code ?? "");
+    if (last && transient && last.result.pods.length > 0) {
+      const kept = `${read.message}; keeping its ${last.result.pods.length} pod(s) from the last good read`;
+      return { pods: last.result.pods, problems: [{ origin: file, field: "", message: kept }] };
+    }
+    cache?.delete(file);
+    return { pods: [], problems: [{ origin: file, field: "", message: read.message }] };
+  }
+  const cached = cache?.get(file);
+  if (cached && cached.identity === read.identity) return cached.result;
+  const result = manifestsFromBytes(read.bytes, file, nodeName);
+  cache?.set(file, { identity: read.identity, result });
   return result;
 }
 
@@ -95,12 +153,17 @@ export class StaticPodSource {
   private watcher?: fs.FSWatcher;
   private debounce?: NodeJS.Timeout;
   private lastKey = "";
+  private files = new Map<string, CachedFile>();
+  private lastGood: ScanResult = { pods: [], problems: [] };
+  private failure: string | undefined;
 
   constructor(
     private dir: string,
     private nodeName: string,
     private onScan: (result: ScanResult) => void,
     private rescanMs = STATIC_POD_RESCAN_MS,
+    /** The directory could not be read (`error`), or can be again (`error` undefined). */
+    private onFailure?: (error: string | undefined, pods: number) => void,
   ) {}
 
   start(): void {
@@ -119,8 +182,24 @@ export class StaticPodSource {
   }
 
   scan(): void {
-    const result = scanManifestDir(this.dir, this.nodeName);
-    const key = JSON.stringify(result, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+    let result: ScanResult;
+    try {
+      result = scanManifestDir(this.dir, this.nodeName, this.files);
+    } catch (error) {
+      // Every file is contained in scanManifestDir; this is the last guard of the directory.
+      result = { pods: [], problems: [], failed: `scan failed: ${(error as Error)?.message ?? String(error)}` };
+    }
+    if (result.failed !== undefined) {
+      // Knowing nothing is not knowing there are no pods: keep the last good set.
+      if (this.failure !== result.failed) this.onFailure?.(result.failed, this.lastGood.pods.length);
+      this.failure = result.failed;
+      result = { pods: this.lastGood.pods, problems: [...result.problems, ...this.lastGood.problems] };
+    } else {
+      if (this.failure !== undefined) this.onFailure?.(undefined, result.pods.length);
+      this.failure = undefined;
+      this.lastGood = result;
+    }
+    const key = scanKey(result);
     if (key === this.lastKey) return;
     this.lastKey = key;
     this.onScan(result);
@@ -131,4 +210,9 @@ export class StaticPodSource {
     clearTimeout(this.debounce);
     this.watcher?.close();
   }
+}
+
+/** What tells two scans apart: the pods' specs and origins, and the problems. */
+function scanKey(result: ScanResult): string {
+  return JSON.stringify([result.pods.map((p) => [p.origin, p.spec]), result.problems], (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 }

@@ -206,7 +206,7 @@ describe("node resources: eviction", () => {
     const refused = node.statuses.get("late-be");
     expect(refused.phase).toBe(PodPhase.Failed);
     expect(refused.reason).toBe("Evicted");
-    expect(refused.message).toBe("The node had condition: [MemoryPressure]. ");
+    expect(refused.message).toBe("Pod was rejected: The node had condition: [MemoryPressure]. ");
     expect(node.runningCount("late-be-c")).toBe(0);
     expect(node.runningCount("late-bu-c")).toBe(1);
     // Five minutes after pressure was last seen, the condition goes.

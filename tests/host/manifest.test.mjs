@@ -106,7 +106,8 @@ test("a directory scan skips dot-files and non-manifests and keeps good pods bes
   assert.equal(problems[0].origin, path.join(d, "b.yml"));
   const missing = scanManifestDir(path.join(d, "nope"), "n");
   assert.equal(missing.pods.length, 0);
-  assert.match(missing.problems[0].message, /cannot list/);
+  assert.match(missing.problems[0].message, /does not exist/);
+  assert.equal(missing.failed, undefined); // a missing directory is no pods, as upstream
 });
 
 test("apiserver pods: uid and name as they are, deletion and terminal phase carried, the service account volume tolerated", () => {

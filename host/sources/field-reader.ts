@@ -1,0 +1,145 @@
+// Reads typed fields out of a parsed manifest and collects every problem instead of stopping at
+// the first, so that a user fixes a manifest in one round (the apiserver lists all its errors).
+// A bad field reads as its default, so the walk goes on; the caller refuses the pod at the end.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = Record<string, Json>;
+
+export interface FieldProblem {
+  field: string;
+  detail: string;
+}
+
+/** A manifest that cannot become a pod: every problem found, the first as `field`/`detail`. */
+export class ManifestError extends Error {
+  readonly field: string;
+  readonly detail: string;
+  readonly problems: FieldProblem[];
+
+  constructor(fieldOrProblems: string | FieldProblem[], detail = "") {
+    const problems = typeof fieldOrProblems === "string" ? [{ field: fieldOrProblems, detail }] : fieldOrProblems;
+    super(problems.map((p) => (p.field ? `${p.field}: ${p.detail}` : p.detail)).join("; "));
+    this.name = "ManifestError";
+    this.problems = problems;
+    this.field = problems[0]?.field ?? "";
+    this.detail = problems[0]?.detail ?? "";
+  }
+}
+
+export function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The apiserver's wording for a field it does not know how to act on here. */
+export const NOT_IMPLEMENTED = "Unsupported field: nanolet does not implement it yet";
+
+export class FieldReader {
+  readonly problems: FieldProblem[] = [];
+
+  add(field: string, detail: string): void {
+    this.problems.push({ field, detail });
+  }
+
+  /** Throws the collected problems, if any. */
+  done(): void {
+    if (this.problems.length > 0) throw new ManifestError(this.problems);
+  }
+
+  object(value: unknown, field: string, required = false): JsonObject | undefined {
+    if (value === undefined || value === null) {
+      if (required) this.add(field, "Required value");
+      return undefined;
+    }
+    if (!isObject(value)) {
+      this.add(field, `Invalid type: expected object, got ${typeName(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  string(value: unknown, field: string, required = false): string | undefined {
+    if (value === undefined || value === null) {
+      if (required) this.add(field, "Required value");
+      return undefined;
+    }
+    if (typeof value !== "string") {
+      this.add(field, `Invalid type: expected string, got ${typeName(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  boolean(value: unknown, field: string): boolean | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "boolean") {
+      this.add(field, `Invalid type: expected boolean, got ${typeName(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  array(value: unknown, field: string): Json[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) {
+      this.add(field, `Invalid type: expected array, got ${typeName(value)}`);
+      return [];
+    }
+    return value;
+  }
+
+  stringList(value: unknown, field: string): string[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) {
+      this.add(field, `Invalid type: expected array of strings, got ${typeName(value)}`);
+      return [];
+    }
+    return value.map((item, i) => this.string(item, `${field}[${i}]`, true) ?? "");
+  }
+
+  /** An integer in [min, max]; a number with a fraction or out of range is a type error. */
+  integer(value: unknown, field: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+      const what = min === -2147483648 && max === 2147483647 ? "32-bit integer" : "integer";
+      this.add(field, `Invalid type: expected ${what}, got ${typeof value === "number" ? String(value) : typeName(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** A map of strings (labels, annotations, node selectors). */
+  stringMap(value: unknown, field: string): Record<string, string> {
+    const map = this.object(value, field);
+    const out: Record<string, string> = {};
+    if (!map) return out;
+    for (const key of Object.keys(map)) {
+      const v = this.string(map[key], `${field}[${key}]`, true);
+      if (v !== undefined) out[key] = v;
+    }
+    return out;
+  }
+
+  /** Fields outside `allowed` are refused by name; `allowedIfEmpty` only when empty ({} or []). */
+  onlyFields(object: JsonObject, field: string, allowed: ReadonlySet<string>, allowedIfEmpty: ReadonlySet<string> = new Set()): void {
+    for (const key of Object.keys(object)) {
+      if (allowed.has(key)) continue;
+      const value = object[key];
+      if (allowedIfEmpty.has(key) && isEmpty(value)) continue;
+      this.add(field ? `${field}.${key}` : key, NOT_IMPLEMENTED);
+    }
+  }
+}
+
+/** null, false, 0, "", {} and []: what a defaulted or zero field looks like in JSON. */
+export function isEmpty(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === "") return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isObject(value)) return Object.values(value).every(isEmpty);
+  return false;
+}
