@@ -95,7 +95,12 @@ export class AgentLoop {
     const pods = new Map<string, StatsPod>();
     for (const s of snapshot.sandboxes) {
       if (s.state !== "ready" || pods.has(s.podUid)) continue;
-      const logDir = podLogDirectory(this.options.podLogsDir, s);
+      let logDir: string;
+      try {
+        logDir = podLogDirectory(this.options.podLogsDir, s);
+      } catch {
+        continue; // a sandbox whose names would lead outside the log directory: not ours to measure
+      }
       pods.set(s.podUid, { uid: s.podUid, logDir, containers: [] });
     }
     for (const c of snapshot.containers) if (c.state === "running") pods.get(c.podUid)?.containers.push({ id: c.id, name: c.name });
@@ -116,6 +121,7 @@ export class AgentLoop {
     for (const p of scan.problems) {
       log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
     }
+    this.logSourceChanges(this.desired, scan.pods);
     this.desired = scan.pods;
     const rejected = this.feedPods();
     const refusedIndices = new Set(rejected.map((r) => r.index));
@@ -127,6 +133,26 @@ export class AgentLoop {
     );
     this.schedulePump();
     return rejected;
+  }
+
+  /** Upstream's SyncLoop ADD / UPDATE / REMOVE lines: what each source change means for a pod. */
+  private logSourceChanges(before: SourcePod[], after: SourcePod[]): void {
+    const { log } = this.options;
+    const old = new Map(before.map((p) => [p.spec.uid, p]));
+    const now = new Set(after.map((p) => p.spec.uid));
+    const byName = new Map(before.map((p) => [`${p.spec.namespace}/${p.spec.name}`, p]));
+    for (const p of after) {
+      if (old.has(p.spec.uid)) continue;
+      const pod = `${p.spec.namespace}/${p.spec.name}`;
+      const replaced = byName.get(pod);
+      log.log("info", replaced && !now.has(replaced.spec.uid) ? "Pod changed in its source; replacing it" : "Pod added by its source", { pod, uid: p.spec.uid, source: p.origin });
+    }
+    for (const p of before) {
+      if (now.has(p.spec.uid)) continue;
+      const pod = `${p.spec.namespace}/${p.spec.name}`;
+      if (after.some((q) => `${q.spec.namespace}/${q.spec.name}` === pod)) continue; // told as a change above
+      log.log("info", "Pod removed from its source; stopping it", { pod, uid: p.spec.uid, source: p.origin });
+    }
   }
 
   /** Gives the core the desired pods; logs and returns the ones it refused. */

@@ -19,6 +19,7 @@ import {
   SandboxConfig,
 } from "./cri/runtime.js";
 import type { Logger } from "./log.js";
+import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
 
@@ -36,7 +37,9 @@ export interface ExecutorOptions {
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
 export function podLogDirectory(podLogsDir: string, sandbox: Pick<SandboxSpec, "podUid" | "podName" | "podNamespace">): string {
-  return path.join(podLogsDir, `${sandbox.podNamespace}_${sandbox.podName}_${sandbox.podUid}`);
+  const name = `${sandbox.podNamespace}_${sandbox.podName}_${sandbox.podUid}`;
+  if (!safeComponent(name)) throw new PathEscapeError(podLogsDir, name);
+  return pathUnder(podLogsDir, name);
 }
 
 export function sandboxConfig(spec: SandboxSpec, podLogsDir: string): SandboxConfig {
@@ -70,7 +73,7 @@ export function containerConfig(create: CreateContainer): ContainerConfig {
     env: c.env,
     workingDir: c.workingDir,
     // Relative to the sandbox's log directory, as upstream: <container>/<attempt>.log
-    logPath: path.join(c.name, `${create.attempt}.log`),
+    logPath: safeComponent(c.name) ? path.join(c.name, `${create.attempt}.log`) : unsafeLogPath(c.name),
     labels: {
       [LABEL_POD_UID]: create.sandbox.podUid,
       [LABEL_POD_NAME]: create.sandbox.podName,
@@ -92,6 +95,10 @@ export function criResources(r: LinuxResources): ContainerResources {
     memoryLimitBytes: Number(r.memoryLimitBytes),
     oomScoreAdj: r.oomScoreAdj,
   };
+}
+
+function unsafeLogPath(containerName: string): never {
+  throw new PathEscapeError("<pod log directory>", containerName);
 }
 
 class ImagePullError extends Error {}

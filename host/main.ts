@@ -8,7 +8,7 @@ import { AgentLoop } from "./agent-loop.js";
 import { ApiClient } from "./cluster/api-client.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
 import { loadKubeconfig } from "./cluster/kubeconfig.js";
-import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, type CoreConfig } from "./core.js";
+import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, DEFAULT_MAX_PODS, type CoreConfig } from "./core.js";
 import { CgroupManager } from "./node/cgroup-manager.js";
 import { nodeSettings } from "./node/eviction-flags.js";
 import { readMachineInfo } from "./node/machine.js";
@@ -50,6 +50,8 @@ Flags of run:
   --eviction-monitoring-interval DURATION  stats pass and eviction interval (default 10s)
   --imagefs-path DIR                 the runtime's image store, for imagefs.* (default /var/lib/containerd)
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
+  --max-pods N                       pods this node runs at most; more are refused as OutOfpods
+                                     (default 110)
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -71,7 +73,16 @@ function defaultNodeName(): string {
   return os.hostname().toLowerCase();
 }
 
+/** `--help` or `-h` anywhere in a subcommand's flags: the usage, and exit 0. */
+function wantsHelp(argv: string[]): boolean {
+  return argv.includes("--help") || argv.includes("-h");
+}
+
 async function run(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -94,6 +105,7 @@ async function run(argv: string[]): Promise<number> {
       "eviction-monitoring-interval": { type: "string", default: "10s" },
       "imagefs-path": { type: "string", default: "/var/lib/containerd" },
       "cgroup-root": { type: "string", default: "/sys/fs/cgroup" },
+      "max-pods": { type: "string", default: String(DEFAULT_MAX_PODS) },
     },
     strict: true,
   });
@@ -101,6 +113,8 @@ async function run(argv: string[]): Promise<number> {
   if (!["debug", "info", "warn", "error"].includes(level)) throw new Error(`--v: unknown level "${values.v}"`);
   const log = new StreamLogger(process.stderr, level);
   const nodeName = values["hostname-override"] ?? defaultNodeName();
+  const maxPods = Number(values["max-pods"]);
+  if (!/^\d+$/.test(values["max-pods"]!) || maxPods > 0xffffffff) throw new Error(`--max-pods: expected a whole number of pods, got "${values["max-pods"]}"`);
   const rootDir = path.resolve(values["root-dir"]!);
   const manifestDir = path.resolve(values["pod-manifest-path"]!);
   fs.mkdirSync(rootDir, { recursive: true });
@@ -109,6 +123,7 @@ async function run(argv: string[]): Promise<number> {
   const runtime = new GrpcRuntime({
     endpoint: values["container-runtime-endpoint"]!,
     onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
+    onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: values["container-runtime-endpoint"], unreachableForMs: downForMs }),
   });
   try {
     const v = await runtime.version();
@@ -157,7 +172,7 @@ async function run(argv: string[]): Promise<number> {
     log,
     podTable,
     podLogsDir: values["pod-logs-dir"]!,
-    core: { nodeName, ...DEFAULT_CORE_CONFIG, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
+    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
     cgroupRoot,
     cgroups: new CgroupManager(cgroupRoot),
     stats: new StatsCollector({
@@ -175,11 +190,21 @@ async function run(argv: string[]): Promise<number> {
     cluster = new ClusterAgent({
       client: new ApiClient(access), nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
       evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
+      maxPods,
     });
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
-  const source = new StaticPodSource(manifestDir, nodeName, (scan) => (cluster ? cluster.setStaticPods(scan) : loop.setPods(scan)));
+  const source = new StaticPodSource(
+    manifestDir,
+    nodeName,
+    (scan) => (cluster ? cluster.setStaticPods(scan) : loop.setPods(scan)),
+    undefined,
+    (error, pods) =>
+      error === undefined
+        ? log.log("info", "Manifest directory readable again", { dir: manifestDir, pods })
+        : log.log("error", "Cannot read the manifest directory; keeping the pods of the last good scan", { dir: manifestDir, error, pods }),
+  );
   source.start();
   log.log("info", "nanolet started", { node: nodeName, manifests: manifestDir, root: rootDir, cluster: values.kubeconfig ?? "none" });
 
@@ -203,6 +228,10 @@ async function run(argv: string[]): Promise<number> {
 }
 
 async function pods(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const { values } = parseArgs({
     args: argv,
     options: { "root-dir": { type: "string", default: "/var/lib/nanolet" }, o: { type: "string", short: "o" } },

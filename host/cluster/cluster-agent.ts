@@ -42,6 +42,8 @@ export interface ClusterAgentOptions {
   nodeIp?: string;
   /** Memory the hard memory.available threshold keeps aside (allocatable); upstream's 100Mi if unset. */
   evictionMemoryBytes?: number;
+  /** `--max-pods`, for the Node's pods capacity. */
+  maxPods?: number;
 }
 
 export class ClusterAgent {
@@ -254,6 +256,7 @@ export class ClusterAgent {
       lastRelistOkMs: this.options.loop.lastRelistOkMs,
       pressure: this.options.loop.pressure,
       evictionMemoryBytes: this.options.evictionMemoryBytes,
+      maxPods: this.options.maxPods,
     };
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());
     try {

@@ -25,6 +25,8 @@ export interface NodeHealth {
   pressure?: { memory: boolean; disk: boolean; pid: boolean };
   /** Memory kept aside by the hard memory.available threshold, bytes (allocatable = capacity - it). */
   evictionMemoryBytes?: number;
+  /** `--max-pods`: the Node's pods capacity (default 110). */
+  maxPods?: number;
 }
 
 export interface NodeCondition {
@@ -38,16 +40,16 @@ export interface NodeCondition {
 
 const kib = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
 
-export function capacity(machine: MachineInfo): Record<string, string> {
-  return { cpu: String(machine.cpuCount), memory: kib(machine.memoryBytes), "ephemeral-storage": kib(machine.ephemeralStorageBytes), pods: String(MAX_PODS) };
+export function capacity(machine: MachineInfo, maxPods = MAX_PODS): Record<string, string> {
+  return { cpu: String(machine.cpuCount), memory: kib(machine.memoryBytes), "ephemeral-storage": kib(machine.ephemeralStorageBytes), pods: String(maxPods) };
 }
 
-export function allocatable(machine: MachineInfo, evictionMemoryBytes = EVICTION_MEMORY_BYTES): Record<string, string> {
+export function allocatable(machine: MachineInfo, evictionMemoryBytes = EVICTION_MEMORY_BYTES, maxPods = MAX_PODS): Record<string, string> {
   return {
     cpu: String(machine.cpuCount),
     memory: kib(Math.max(0, machine.memoryBytes - evictionMemoryBytes)),
     "ephemeral-storage": String(Math.floor(machine.ephemeralStorageBytes * (1 - EVICTION_NODEFS_FRACTION))),
-    pods: String(MAX_PODS),
+    pods: String(maxPods),
   };
 }
 
@@ -101,8 +103,8 @@ export function stampConditions(next: NodeCondition[], previous: NodeCondition[]
 /** The Node's status without times: what is compared to decide whether to report. */
 export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
   return {
-    capacity: capacity(machine),
-    allocatable: allocatable(machine, health.evictionMemoryBytes),
+    capacity: capacity(machine, health.maxPods),
+    allocatable: allocatable(machine, health.evictionMemoryBytes, health.maxPods),
     conditions: nodeConditions(health, nowMs),
     addresses: [
       { type: "InternalIP", address: machine.internalIp },

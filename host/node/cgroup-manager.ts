@@ -4,6 +4,7 @@
 // per controller, this machine's hybrid layout) and v2 (one unified tree) are both handled.
 import fs from "node:fs";
 import path from "node:path";
+import { pathUnder } from "../safe-path.js";
 import type { LinuxResources } from "../core-types.js";
 
 /** Controllers the pod tree is made in, and values written to (cgroup v1). */
@@ -24,8 +25,9 @@ export function cgroupVersion(root = "/sys/fs/cgroup"): CgroupVersion {
 /** The directories of one cgroup path: one per v1 controller, or the v2 one. */
 export function cgroupDirs(cgroupPath: string, root = "/sys/fs/cgroup", version = cgroupVersion(root)): Map<string, string> {
   const relative = cgroupPath.replace(/^\/+/, "");
-  if (version === 2) return new Map([["unified", path.join(root, relative)]]);
-  return new Map(V1_CONTROLLERS.map((c) => [c, path.join(root, c, relative)]));
+  // `relative` is a cgroup parent the core made from a pod uid: it must stay under the kubepods tree.
+  if (version === 2) return new Map([["unified", pathUnder(root, relative)]]);
+  return new Map(V1_CONTROLLERS.map((c) => [c, pathUnder(path.join(root, c), relative)]));
 }
 
 function write(file: string, value: string): void {

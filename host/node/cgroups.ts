@@ -3,6 +3,7 @@
 // agent removes those once the pod is gone, in every mounted hierarchy (cgroup v1 and v2).
 import fs from "node:fs";
 import path from "node:path";
+import { pathUnder, safeComponent } from "../safe-path.js";
 
 const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
 
@@ -29,9 +30,11 @@ export function cgroupHierarchies(root = "/sys/fs/cgroup"): string[] {
 /** Every existing pod cgroup directory of `podUid`. */
 export function podCgroupDirs(podUid: string, root = "/sys/fs/cgroup"): string[] {
   const found: string[] = [];
+  // A uid with a separator or `..` would name another cgroup: there is nothing of this pod there.
+  if (!safeComponent(`pod${podUid}`) || podUid.includes("..")) return found;
   for (const hierarchy of cgroupHierarchies(root)) {
     for (const qos of QOS_DIRS) {
-      const dir = path.join(hierarchy, qos, `pod${podUid}`);
+      const dir = pathUnder(hierarchy, qos, `pod${podUid}`);
       if (fs.existsSync(dir)) found.push(dir);
     }
   }
@@ -45,10 +48,17 @@ export function podCgroupDirs(podUid: string, root = "/sys/fs/cgroup"): string[]
 export function removePodCgroups(podUid: string, root = "/sys/fs/cgroup"): { dir: string; error: string }[] {
   const failures: { dir: string; error: string }[] = [];
   for (const dir of podCgroupDirs(podUid, root)) {
-    const children = fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => path.join(dir, d.name));
+    let children: string[] = [];
+    try {
+      children = fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => path.join(dir, d.name));
+    } catch (error) {
+      // Gone meanwhile (the runtime removed it) or unreadable: say so, try the directory itself.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      failures.push({ dir, error: (error as Error).message });
+    }
     for (const child of [...children, dir]) {
       try {
         fs.rmdirSync(child);

@@ -83,3 +83,21 @@ test("does not retry NOT_FOUND; maps CRI messages to plain types", async () => {
   assert.equal(await runtime.imagePresent("absent"), false);
   runtime.close();
 });
+
+test("a runtime that comes back after an outage is used again and its return is told", async () => {
+  const sock = path.join(dir, "later.sock");
+  const reconnects = [];
+  const runtime = new GrpcRuntime({ endpoint: sock, retryBudgetMs: 200, onReconnected: (ms) => reconnects.push(ms) });
+  await assert.rejects(runtime.version(), (e) => e.grpcCode === grpc.status.UNAVAILABLE);
+  const later = new grpc.Server();
+  later.addService(pkg.RuntimeService.service, { Version: (_c, cb) => cb(null, { version: "0.1.0", runtimeName: "back", runtimeVersion: "1", runtimeApiVersion: "v1" }) });
+  await new Promise((resolve, reject) => later.bindAsync(`unix://${sock}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+  // Calls keep failing until the channel's next attempt reaches the server; then one succeeds.
+  let answer;
+  while (!answer) answer = await runtime.version().catch(() => undefined);
+  assert.equal(answer.runtimeName, "back");
+  assert.equal(reconnects.length, 1);
+  assert.ok(reconnects[0] > 0);
+  runtime.close();
+  later.forceShutdown();
+});

@@ -187,3 +187,18 @@ test("a manifest swapped for a fifo while the agent runs is named and never bloc
   assert.match(scans.at(-1).problems[0].message, /a fifo/);
   source.stop();
 });
+
+test("paths built from names stay under their roots", async () => {
+  const { pathUnder, PathEscapeError } = await import("../../dist/safe-path.js");
+  const { podLogDirectory } = await import("../../dist/executor.js");
+  const { podCgroupDirs } = await import("../../dist/node/cgroups.js");
+  const { cgroupDirs } = await import("../../dist/node/cgroup-manager.js");
+  assert.equal(pathUnder("/sys/fs/cgroup/cpu", "/kubepods/besteffort/podabc"), "/sys/fs/cgroup/cpu/kubepods/besteffort/podabc");
+  assert.throws(() => pathUnder("/sys/fs/cgroup/cpu", "/kubepods/../../../etc"), PathEscapeError);
+  assert.throws(() => pathUnder("/var/log/pods", ".."), PathEscapeError);
+  assert.throws(() => pathUnder("/var/log/pods", ""), PathEscapeError);
+  assert.throws(() => podLogDirectory("/var/log/pods", { podNamespace: "default", podName: "x", podUid: "a/../../../etc" }), PathEscapeError);
+  assert.equal(podLogDirectory("/var/log/pods", { podNamespace: "default", podName: "x", podUid: "u1" }), "/var/log/pods/default_x_u1");
+  assert.throws(() => cgroupDirs("/kubepods/podx/../../../../tmp", "/sys/fs/cgroup", 1), PathEscapeError);
+  assert.deepEqual(podCgroupDirs("../../../tmp"), []);
+});
