@@ -23,6 +23,17 @@ import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
 
+/**
+ * Whether a runtime action takes one of the executor's slots. A StopContainer waits for the
+ * container to end (up to its grace period, 30 s by default): holding a slot for that long let 8
+ * stops at a time run and queued the rest, so removing 40 pods took five grace periods instead of
+ * one, and no start or status call got a slot meanwhile. Calls that wait on a container run
+ * beside the slots; their number is bounded by the containers the node runs (--max-pods).
+ */
+export function holdsSlot(action: PlannedAction): boolean {
+  return action.kind.tag !== "stop-container";
+}
+
 export interface ExecutorOptions {
   runtime: Runtime;
   podLogsDir: string;
@@ -114,7 +125,8 @@ export class Executor {
 
   /** Runs one runtime action; never rejects: failures become `err` results. */
   async execute(action: PlannedAction): Promise<ActionResult> {
-    await this.acquire();
+    const slotted = holdsSlot(action);
+    if (slotted) await this.acquire();
     try {
       const createdId = await this.perform(action);
       return { actionId: action.id, outcome: { tag: "ok", val: createdId } };
@@ -128,7 +140,7 @@ export class Executor {
       }
       return { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: String((error as Error)?.message ?? error) } } };
     } finally {
-      this.release();
+      if (slotted) this.release();
     }
   }
 

@@ -146,6 +146,11 @@ export interface Scenario {
   pods: ScenarioPod[];
   timeline: TimelineEntry[];
   expect: Expectation[];
+  /**
+   * Run the host's executor as it was at dcdf406, where a StopContainer held one of the 8 slots
+   * for its whole grace period: kept so that a test shows the deletion invariant catches it.
+   */
+  stopsHoldSlots: boolean;
 }
 
 
@@ -317,7 +322,8 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots"]);
+  if (o.stopsHoldSlots !== undefined && typeof o.stopsHoldSlots !== "boolean") r.fail("stopsHoldSlots", `expected true or false, got ${describe(o.stopsHoldSlots)}`);
   const source = o.source ?? "file";
   if (source !== "file" && source !== "apiserver") r.fail("source", `expected file or apiserver, got ${describe(source)}`);
   const durationMs = r.duration(o.duration ?? "10m", "duration");
@@ -350,13 +356,23 @@ export function readScenario(doc: unknown, file: string): Scenario {
     if (podKeys.has(p.key)) r.fail(`pods[${i}].metadata.name`, `duplicate pod name "${p.key}"`);
     podKeys.add(p.key);
   }
-  const timeline = r.list(o.timeline, "timeline").map((e, i) => {
+  const timeline = r.list(o.timeline, "timeline").flatMap((e, i) => {
     const field = `timeline[${i}]`;
     const entry = r.object(e, field);
     const atMs = r.duration(entry.at, `${field}.at`);
     if (atMs > durationMs) r.fail(`${field}.at`, "is later than the scenario's duration");
     const { at: _at, ...rest } = entry;
-    return { atMs, action: readAction(r, rest, field, podKeys) };
+    // `delete: { copiesOf: stop }` deletes every pod of a `copies` entry (stop-0, stop-1, ...) at once.
+    const del = rest.delete;
+    const many = typeof del === "object" && del !== null && !Array.isArray(del) ? (del as Obj).copiesOf : undefined;
+    if (many !== undefined) {
+      const prefix = `${r.string(many, `${field}.delete.copiesOf`)}-`;
+      const keys = [...podKeys].filter((k) => k.startsWith(prefix) && /^\d+$/.test(k.slice(prefix.length)));
+      if (keys.length === 0) r.fail(`${field}.delete.copiesOf`, `no pods named ${prefix}<n>`);
+      const { copiesOf: _c, ...one } = rest.delete as Obj;
+      return keys.map((pod) => ({ atMs, action: readAction(r, { delete: { ...one, pod } }, field, podKeys) }));
+    }
+    return [{ atMs, action: readAction(r, rest, field, podKeys) }];
   });
   for (let i = 1; i < timeline.length; i++) {
     if (timeline[i].atMs < timeline[i - 1].atMs) r.fail(`timeline[${i}].at`, "the timeline must be in time order");
@@ -380,6 +396,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     pods,
     timeline,
     expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),
+    stopsHoldSlots: o.stopsHoldSlots === true,
   };
 }
 

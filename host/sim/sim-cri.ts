@@ -5,7 +5,7 @@
 // the simulated runtime, unless a fault says otherwise.
 import type { ActionResult, PlannedAction } from "../core-types.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
-import { DEFAULT_ACTION_CONCURRENCY } from "../executor.js";
+import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../executor.js";
 import { packSnapshot } from "../relist-packing.js";
 import type { TraceWriter } from "../trace/recording-core.js";
 import type { DurationRange } from "./duration.js";
@@ -93,26 +93,42 @@ export class SimCri {
   /** A runtime action the core decided now. */
   submit(action: PlannedAction): void {
     const decidedAtMs = this.host.now();
-    if (this.inFlight < DEFAULT_ACTION_CONCURRENCY) this.execute(action, this.host.generation(), decidedAtMs);
+    if (!this.slotted(action) || this.inFlight < DEFAULT_ACTION_CONCURRENCY) this.execute(action, this.host.generation(), decidedAtMs);
     else this.waiting.push({ action, decidedAtMs });
   }
 
+  /** As the real executor: stops run beside the slots (unless the scenario asks for the old executor). */
+  private slotted(action: PlannedAction): boolean {
+    return this.scenario.stopsHoldSlots || holdsSlot(action);
+  }
+
   private execute(action: PlannedAction, generation: number, decidedAtMs: number): void {
-    this.inFlight++;
+    const slotted = this.slotted(action);
+    if (slotted) this.inFlight++;
     const done = (outcome: CallOutcome) => {
       if (generation !== this.host.generation()) return; // the agent that asked is gone
+      if (!slotted) return this.finish(action, outcome);
       this.inFlight--;
       const next = this.waiting.shift();
       if (next) this.execute(next.action, generation, next.decidedAtMs);
-      let result: ActionResult;
-      if ("ok" in outcome) result = { actionId: action.id, outcome: { tag: "ok", val: outcome.ok } };
-      else {
-        const e = outcome.err;
-        const errorKind = e.call === "PullImage" ? "image-pull" : e.grpcCode === GrpcCode.DEADLINE_EXCEEDED ? "timeout" : "runtime";
-        result = { actionId: action.id, outcome: { tag: "err", val: { kind: errorKind, grpcCode: e.grpcCode, message: e.message } } };
-      }
-      this.host.onResult(result);
+      this.finish(action, outcome);
     };
+    this.perform(action, generation, decidedAtMs, done);
+  }
+
+  private finish(action: PlannedAction, outcome: CallOutcome): void {
+    let result: ActionResult;
+    if ("ok" in outcome) result = { actionId: action.id, outcome: { tag: "ok", val: outcome.ok } };
+    else {
+      const e = outcome.err;
+      const errorKind = e.call === "PullImage" ? "image-pull" : e.grpcCode === GrpcCode.DEADLINE_EXCEEDED ? "timeout" : "runtime";
+      result = { actionId: action.id, outcome: { tag: "err", val: { kind: errorKind, grpcCode: e.grpcCode, message: e.message } } };
+    }
+    this.host.onResult(result);
+  }
+
+  /** Carries out one runtime action on the simulated runtime; `done` gets its outcome. */
+  private perform(action: PlannedAction, generation: number, decidedAtMs: number, done: (outcome: CallOutcome) => void): void {
     const rt = this.runtime;
     const now = () => this.host.now();
     const kind = action.kind;

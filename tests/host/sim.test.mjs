@@ -75,6 +75,15 @@ test("the invariants catch a core that never stops containers", async () => {
   assert.ok(report.violations.some((v) => v.invariant === "deleted-pod-cleaned-up"), JSON.stringify(report.violations));
 });
 
+test("the deletion invariant catches the executor of dcdf406, where a stop held a slot for its grace period", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "stop-storm.yaml"));
+  const now = await Simulator.run({ scenario, seed: 1 });
+  assert.equal(now.ok, true, JSON.stringify(now.violations));
+  const old = await Simulator.run({ scenario: { ...scenario, stopsHoldSlots: true }, seed: 1 });
+  assert.equal(old.ok, false);
+  assert.ok(old.violations.some((v) => v.invariant === "deleted-pod-cleaned-up"), JSON.stringify(old.violations));
+});
+
 test("the invariants catch a core that restarts without back-off", async () => {
   // A core told that every exit happened long ago restarts crash-looping containers at once.
   const liar = async (config) => {
