@@ -55,6 +55,17 @@ function simCounts({ code, output }) {
   return { passed: Number(m[1]) - failed, failed: failed > 0 || code === 0 ? failed : 1 };
 }
 
+/** The fuzz harness ends with `fuzz: N passed, M failed` (corpus replays and targets). */
+function fuzzCounts({ code, output }) {
+  const m = /^fuzz: (\d+) passed, (\d+) failed/m.exec(strip(output));
+  if (!m) return { passed: 0, failed: 1 };
+  const failed = Number(m[2]);
+  return { passed: Number(m[1]), failed: failed > 0 || code === 0 ? failed : 1 };
+}
+
+/** Seconds each fuzz target explores in CI (FUZZ_SECONDS=600 npm test -- fuzz for a longer hunt). */
+const FUZZ_SECONDS = process.env.FUZZ_SECONDS ?? "60";
+
 /** Swarm size in CI: at least 200 random scenarios (`SIM_SEEDS=1..1000 npm test -- sim` for more). */
 const SWARM_SEEDS = process.env.SIM_SEEDS ?? "1..250";
 
@@ -83,6 +94,11 @@ const suites = [
       ensureLibraryHosts();
       return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "tests/library/"]));
     },
+  },
+  {
+    // Every input surface, fuzzed: the corpus of past failures first, then each target for its budget.
+    name: "fuzz",
+    run: async () => fuzzCounts(await run(process.execPath, ["tests/fuzz/run.mjs", "--seconds", FUZZ_SECONDS])),
   },
   {
     name: "e2e",

@@ -49,6 +49,8 @@ export class AgentLoop {
   private pumpScheduled = false;
   private stopped = false;
   private desired: SourcePod[] = [];
+  /** Source problems already logged (origin, field, message), as of the last scan. */
+  private loggedProblems = new Set<string>();
   private nowMs: () => number;
   /** Relists in flight; at most one, enforced by the core. */
   private relisting = false;
@@ -118,12 +120,18 @@ export class AgentLoop {
   /** A new scan of the pod sources: the complete desired set. Returns the pods the core refused. */
   setPods(scan: ScanResult): { index: number; origin: string; field: string; message: string }[] {
     const { log, podTable } = this.options;
-    for (const p of scan.problems) {
-      log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
-    }
+    // Each problem is logged when it appears, not again at every later scan (a directory with
+    // many bad files would otherwise repeat all of them whenever one file changes).
     this.logSourceChanges(this.desired, scan.pods);
     this.desired = scan.pods;
     const rejected = this.feedPods();
+    const seen = new Set<string>();
+    for (const p of [...scan.problems, ...rejected]) {
+      const key = `${p.origin}\u0000${p.field}\u0000${p.message}`;
+      seen.add(key);
+      if (!this.loggedProblems.has(key)) log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
+    }
+    this.loggedProblems = seen;
     const refusedIndices = new Set(rejected.map((r) => r.index));
     podTable.setDesired(
       this.desired
@@ -155,13 +163,12 @@ export class AgentLoop {
     }
   }
 
-  /** Gives the core the desired pods; logs and returns the ones it refused. */
+  /** Gives the core the desired pods; returns the ones it refused (setPods logs them). */
   private feedPods(): { index: number; origin: string; field: string; message: string }[] {
     const specs: PodSpec[] = this.desired.map((p) => p.spec);
     const rejections = this.withCore((core) => core.handlePods(this.nowMs(), specs)) ?? [];
     return rejections.map((r) => {
       const origin = this.desired[r.index]?.origin ?? "?";
-      this.options.log.log("error", "Refused pod manifest", { file: origin, field: r.field, error: r.message });
       return { index: r.index, origin, field: r.field, message: r.message };
     });
   }

@@ -2,6 +2,7 @@
 // shows. Kept in memory, served over the local socket and written to a state file.
 import fs from "node:fs";
 import path from "node:path";
+import { MAX_REPORTED_PROBLEMS } from "./sources/limits.js";
 import type { PodStatus } from "./core-types.js";
 
 export interface PodRow {
@@ -43,7 +44,11 @@ export class PodTable {
       next.set(p.uid, old ? { ...old, origin: p.origin } : { ...p, phase: "Pending", restarts: 0, containers: [], statusVersion: 0 });
     }
     this.rows = next;
-    this.problems = problems;
+    // A bounded list for `nanolet pods` and the state file; the rest are counted in one line.
+    this.problems = problems.length <= MAX_REPORTED_PROBLEMS ? problems : [
+      ...problems.slice(0, MAX_REPORTED_PROBLEMS),
+      { origin: "", field: "", message: `... and ${problems.length - MAX_REPORTED_PROBLEMS} more problems (see the agent's log)` },
+    ];
     this.scheduleWrite();
   }
 

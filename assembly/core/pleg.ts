@@ -246,6 +246,9 @@ export class Pleg {
   ): usize {
     const hash = p.rangeHash(idStart, idLength);
     let ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+    // The same ID listed for another pod than last time (a runtime that reuses IDs, or lies in
+    // its labels) is another object: the old one vanishes in the sweep below, this one is new.
+    if (ptr != 0 && !p.rangeEquals(changetype<Entry>(ptr).slot.uid, podStart, podLength)) ptr = 0;
     let id = "";
     if (ptr == 0) {
       if (find(next, nextCapacity, p, hash, idStart, idLength) != 0) return 0; // listed twice: once counts

@@ -1,6 +1,7 @@
 // One step of SyncPod (upstream kuberuntime computePodActions + SyncPod): compare a desired pod
 // with its part of the runtime view and queue the next runtime call, at most one at a time, so
 // that each decision sees the outcome of the previous one.
+import { imageReferenceProblem } from "./image-reference";
 import { ContainerObservation, ContainerState, EventType, PodSpec, SandboxObservation, SandboxState } from "./model";
 import { PodRecord } from "./pod-record";
 import { WorkerContext } from "./context";
@@ -155,6 +156,7 @@ function syncContainer(
     if (latest.state == ContainerState.Exited && inCrashLoopBackOff(rec, ctx, name, hash, latest)) return false;
   }
   if (inImagePullBackOff(rec, ctx, name, container.image)) return false;
+  if (hasInvalidImageName(rec, ctx, name, container.image)) return false;
 
   const attempt: u32 = latest !== null ? latest.attempt + 1 : 0;
   ctx.createContainer(rec, sandbox.id, sandbox.attempt, index, attempt);
@@ -188,6 +190,21 @@ function inCrashLoopBackOff(
   }
   ctx.crashBackoff.next(key, finishedMs, ctx.nowMs);
   return false;
+}
+
+/// Upstream's applyDefaultImageTag before a pull: an image the reference grammar refuses is never
+/// pulled; the container waits with InvalidImageName, and an InspectFailed event says why (once).
+function hasInvalidImageName(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
+  const problem = imageReferenceProblem(image);
+  if (problem.length == 0) return false;
+  const message = 'Failed to apply default image tag "' + image + '": couldn\'t parse image name "' + image + '": ' + problem;
+  rec.waiting.set(name, new WaitingReason("InvalidImageName", message));
+  const eventKey = "image:" + name;
+  if (!rec.backoffEventSent.has(eventKey) || rec.backoffEventSent.get(eventKey) != image) {
+    rec.backoffEventSent.set(eventKey, image);
+    ctx.event(rec, name, EventType.Warning, "InspectFailed", message);
+  }
+  return true;
 }
 
 function inImagePullBackOff(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {

@@ -25,6 +25,14 @@ export interface WatchEvent {
   object: Record<string, any>;
 }
 
+/**
+ * The largest answer read (a PodList of 110 pods is about 2 MiB) and the longest watch line (one
+ * object: etcd stores at most 1.5 MiB): a stream past them is cut, not buffered without end.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+export const MAX_WATCH_LINE_BYTES = 4 * 1024 * 1024;
+const WATCH_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
 /** Per-request deadline; watches have none (the server ends them). */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -64,7 +72,15 @@ export class ApiClient {
       req.on("error", (error) => reject(error instanceof ApiStatusError ? error : new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
       req.on("response", (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
+        let bytes = 0;
+        res.on("data", (c: Buffer) => {
+          bytes += c.length;
+          if (bytes > MAX_RESPONSE_BYTES) {
+            req.destroy(new ApiStatusError(0, "ResponseTooLarge", `${method} ${path}: the answer passed ${MAX_RESPONSE_BYTES} bytes`));
+            return;
+          }
+          chunks.push(c);
+        });
         res.on("error", (error) => reject(new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
@@ -105,21 +121,35 @@ export class ApiClient {
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
           buffer += chunk;
+          if (buffer.length > MAX_WATCH_LINE_BYTES && buffer.indexOf("\n") < 0) {
+            req.destroy();
+            return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: a line longer than ${MAX_WATCH_LINE_BYTES} bytes`));
+          }
           if (code !== 200) return;
           let nl: number;
           while ((nl = buffer.indexOf("\n")) >= 0) {
             const line = buffer.slice(0, nl).trim();
             buffer = buffer.slice(nl + 1);
             if (!line) continue;
-            let event: WatchEvent;
+            let event: WatchEvent | undefined;
             try {
               event = JSON.parse(line) as WatchEvent;
             } catch {
-              // A stream that is not JSON lines cannot be followed: end the watch with an error.
-              req.destroy();
-              return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: not a JSON line: ${line.slice(0, 80)}`));
+              event = undefined;
             }
-            onEvent(event);
+            // A stream that is not JSON lines of events cannot be followed: end the watch with an error.
+            const valid = event !== null && typeof event === "object" && WATCH_TYPES.has(event.type) && event.object !== null && typeof event.object === "object" && !Array.isArray(event.object);
+            if (!valid) {
+              req.destroy();
+              return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: not a watch event: ${line.slice(0, 80)}`));
+            }
+            try {
+              onEvent(event!);
+            } catch (error) {
+              // The receiver's failure must not escape into the socket's event handler.
+              req.destroy();
+              return finish(new ApiStatusError(0, "WatchHandlerFailed", `watch ${path}: ${(error as Error)?.message ?? error}`));
+            }
           }
         });
         res.on("error", () => finish());

@@ -48,6 +48,8 @@ export interface ClusterAgentOptions {
 
 export class ClusterAgent {
   private staticScan: ScanResult = { pods: [], problems: [] };
+  /** Static manifest problems already sent as Node events. */
+  private reportedStaticProblems = new Set<string>();
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
   private apiPods = new Map<string, PodObject>();
   private refused = new Set<string>();
@@ -203,10 +205,28 @@ export class ClusterAgent {
       }
     }
     const rejected = this.options.loop.setPods({ pods, problems });
+    const staticRefusals = [...this.staticScan.problems];
     for (const r of rejected) {
       const object = objectsByOrigin.get(r.origin);
       if (object) this.refuse(object, r.field, r.message);
+      else staticRefusals.push(r);
     }
+    this.reportStaticRefusals(staticRefusals);
+  }
+
+  /**
+   * A refused static manifest has no object in the apiserver: its event is the Node's, naming the
+   * file and the field, once per problem (a rescan does not send it again).
+   */
+  private reportStaticRefusals(problems: SourceProblem[]): void {
+    const next = new Set<string>();
+    for (const p of problems) {
+      const key = `${p.origin}\u0000${p.field}\u0000${p.message}`;
+      next.add(key);
+      if (this.reportedStaticProblems.has(key)) continue;
+      this.events.recordNode("Warning", "FailedValidation", `Refused pod manifest ${p.origin}: ${p.field ? `${p.field}: ` : ""}${p.message}`);
+    }
+    this.reportedStaticProblems = next;
   }
 
   /** A pod the node cannot run: it fails, with why, as upstream's admission failures do. */

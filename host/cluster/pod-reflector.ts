@@ -106,14 +106,20 @@ export class PodReflector {
 
   private async list(): Promise<void> {
     const list = await this.options.client.request("GET", `/api/v1/pods?${this.selector}`);
+    // A list that is not a PodList (an answer cut short, a proxy's page) tells nothing: it must
+    // not read as "no pods". It fails like a broken connection, and the last pods stay.
+    if (list === null || typeof list !== "object" || !Array.isArray(list.items)) {
+      throw new ApiStatusError(0, "BadList", "the pod list answer is not a PodList (no items array)");
+    }
     const pods = new Map<string, PodObject>();
-    for (const item of Array.isArray(list?.items) ? list.items : []) {
+    for (const item of list.items) {
       const uid = item?.metadata?.uid;
       if (typeof uid === "string" && uid) pods.set(uid, item);
       else this.options.log.log("warn", "Ignored a listed pod without metadata.uid", { name: item?.metadata?.name });
     }
     this.pods = pods;
-    this.resourceVersion = list.metadata?.resourceVersion ?? "";
+    const rv = list.metadata?.resourceVersion;
+    this.resourceVersion = typeof rv === "string" ? rv : "";
     this.listCount++;
     this.delayMs = RECONNECT_INITIAL_MS;
     this.setConnected(true);
@@ -163,7 +169,8 @@ export class PodReflector {
   private apply(event: WatchEvent): Error | undefined {
     const object = event.object ?? {};
     if (event.type === "ERROR") return new ApiStatusError(object.code ?? 500, object.reason ?? "Unknown", object.message ?? "watch error");
-    if (object.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
+    const rv = object.metadata?.resourceVersion;
+    if (typeof rv === "string" && rv) this.resourceVersion = rv;
     if (event.type === "BOOKMARK") return undefined;
     const uid = object.metadata?.uid;
     if (typeof uid !== "string" || !uid) return undefined;

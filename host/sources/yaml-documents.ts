@@ -1,7 +1,7 @@
 // Manifest text -> plain values, one per YAML document, with every limit of limits.ts enforced
 // where the input enters: nesting measured before the parser recurses, aliases and values counted,
 // and a document that refers to itself (an anchor inside its own value) refused as cyclic.
-import { parseAllDocuments } from "yaml";
+import { isCollection, parseAllDocuments, visit, type Document } from "yaml";
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_DOCUMENT_NODES, MAX_NESTING_DEPTH } from "./limits.js";
 import { flowDepthOver } from "./manifest-text.js";
 
@@ -55,7 +55,8 @@ export function parseManifestDocuments(text: string): DocumentResult[] {
   if (deep) return [{ index: 0, ok: false, field: "", message: `Too deep: collections nest more than ${MAX_NESTING_DEPTH} levels (line ${deep.line})` }];
   let documents;
   try {
-    documents = parseAllDocuments(text, { prettyErrors: false });
+    // logLevel "error": the library's warnings would go to the process's stderr, not to the user.
+    documents = parseAllDocuments(text, { prettyErrors: false, logLevel: "error" });
   } catch (error) {
     // The parser's own stack (block nesting the pre-check cannot see) or memory: contained here.
     return [{ index: 0, ok: false, field: "", message: `invalid YAML: ${(error as Error).message}` }];
@@ -70,6 +71,10 @@ export function parseManifestDocuments(text: string): DocumentResult[] {
       const more = doc.errors.length > 3 ? ` (and ${doc.errors.length - 3} more)` : "";
       return { index, ok: false, field: "", message: `invalid YAML: ${messages.join("; ")}${more}` };
     }
+    const complexKey = collectionKey(doc, text);
+    if (complexKey !== undefined) {
+      return { index, ok: false, field: "", message: `invalid YAML: a map key must be a string, not a collection (line ${complexKey})` };
+    }
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -83,4 +88,26 @@ export function parseManifestDocuments(text: string): DocumentResult[] {
     if (problem) return { index, ok: false, ...problem };
     return { index, ok: true, value };
   });
+}
+
+/** The line of the first map key that is a collection (`? [a, b]`), which JSON cannot hold. */
+function collectionKey(doc: Document.Parsed, text: string): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      if (isCollection(pair.key)) {
+        offset = pair.key.range?.[0] ?? 0;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (offset === undefined) return undefined;
+  return lineOf(text, offset);
+}
+
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
 }

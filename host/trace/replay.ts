@@ -55,10 +55,18 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
     } catch (error) {
       throw new TraceFormatError(`line ${lineNo}: not JSON: ${(error as Error).message}`);
     }
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw new TraceFormatError(`line ${lineNo}: not a trace entry (a JSON object)`);
     const { t, op } = entry;
     if (op === "header" || op === "sim") continue;
+    if (op !== "create" && (typeof t !== "number" || !Number.isSafeInteger(t) || t < 0)) {
+      throw new TraceFormatError(`line ${lineNo}: "t" must be a time in milliseconds, got ${JSON.stringify(t)}`);
+    }
     if (op === "create") {
-      core = await create(entry.config as CoreConfig);
+      try {
+        core = await create(entry.config as CoreConfig);
+      } catch (error) {
+        throw new TraceFormatError(`line ${lineNo}: not a valid "create" line: ${(error as Error).message}`);
+      }
       previous = undefined;
       continue;
     }
@@ -94,7 +102,9 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
           throw new TraceFormatError(`line ${lineNo}: unknown op "${op}"`);
       }
     } catch (error) {
-      if (!(error instanceof CoreTrapError)) throw error;
+      if (error instanceof TraceFormatError) throw error;
+      // A line whose values cannot be decoded (a cut number, a wrong type) is the trace's fault.
+      if (!(error instanceof CoreTrapError)) throw new TraceFormatError(`line ${lineNo}: not a valid "${op}" line: ${(error as Error)?.message ?? error}`);
       if (expectTrap) {
         core = undefined;
         i++; // past the trap line

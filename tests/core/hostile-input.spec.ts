@@ -6,6 +6,7 @@ import { ContainerSpec, EnvVar, PodPhase, PodSpec, ResourceQuantity } from "../.
 import { isSafeUid, podProblems } from "../../assembly/core/validation";
 import { parseQuantity, QUANTITY_FORMAT_ERROR, QUANTITY_SUFFIX_ERROR } from "../../assembly/core/quantity";
 import { FakeNode, config, spec } from "./fake-node";
+import { imageReferenceProblem } from "../../assembly/core/image-reference";
 
 function pod(): PodSpec {
   const p = new PodSpec();
@@ -149,5 +150,35 @@ describe("the agent's admission of many pods", () => {
     node.agent.handlePods(node.nowMs, [spec("uid-b", "Always", ["app"])]);
     node.runUntil(node.nowMs + 40000);
     expect(node.statuses.get("uid-b").phase).toBe(PodPhase.Running);
+  });
+});
+
+describe("image references as the kubelet parses them", () => {
+  it("takes the references registries use", () => {
+    const good = ["busybox", "busybox:1.36", "docker.io/library/busybox:latest", "localhost/nanolet/pause:1", "localhost:5000/a/b_c__d-e.f:v1.2-3",
+      "registry.example.com:443/team/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "[::1]:5000/app", "Example.COM/app"];
+    for (let i = 0; i < good.length; i++) expect(imageReferenceProblem(good[i])).toBe("", good[i]);
+  });
+  it("refuses what it cannot parse, with distribution's words", () => {
+    expect(imageReferenceProblem("busy box")).toBe("invalid reference format");
+    expect(imageReferenceProblem("::::")).toBe("invalid reference format");
+    expect(imageReferenceProblem("busybox:")).toBe("invalid reference format");
+    expect(imageReferenceProblem("a//b")).toBe("invalid reference format");
+    expect(imageReferenceProblem("app@sha256:12")).toBe("invalid reference format");
+    expect(imageReferenceProblem("BusyBox")).toBe("invalid reference format: repository name must be lowercase");
+    expect(imageReferenceProblem("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")).toBe(
+      "invalid repository name (0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef), cannot specify 64-byte hexadecimal strings");
+  });
+  it("makes the container wait with InvalidImageName and never create it", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = spec("uid-img", "Always", ["app"]);
+    p.containers[0].image = "busy box";
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 30000);
+    const status = node.statuses.get("uid-img");
+    expect(status.phase).toBe(PodPhase.Pending);
+    expect(status.containerStatuses[0].reason).toBe("InvalidImageName");
+    expect(status.containerStatuses[0].message).toBe('Failed to apply default image tag "busy box": couldn\'t parse image name "busy box": invalid reference format');
+    expect(node.runningCount("app")).toBe(0);
   });
 });

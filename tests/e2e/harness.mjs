@@ -5,6 +5,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
+import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
 import { fetchPods } from "../../dist/server.js";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -12,6 +14,22 @@ export const nanoletBin = path.join(repo, "bin/nanolet");
 
 export function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * A private containerd under `dir` for one test file: started before its tests (installing the
+ * Debian packages first if missing) and stopped after them.
+ */
+export function privateContainerdForFile(dir) {
+  const containerd = new PrivateContainerd(dir);
+  before(async () => {
+    ensurePackages();
+    await containerd.start();
+  });
+  after(async () => {
+    await containerd.stop();
+  });
+  return containerd;
 }
 
 export async function waitFor(what, fn, timeoutMs = 30_000, intervalMs = 200) {

@@ -1,15 +1,14 @@
 // nanolet on a real containerd (Debian containerd + runc, private instance, local images).
 // Tests run in order and share one containerd; each leaves no pod behind.
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
-import { Nanolet, nanoletBin, podCgroupDirs, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
+import { Nanolet, privateContainerdForFile, nanoletBin, podCgroupDirs, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
 
-let containerd;
 const work = tempDir("nanolet-e2e-");
+const containerd = privateContainerdForFile(path.join(work, "containerd"));
 
 /** Runs `body` with a fresh manifest dir and nanolet; always removes every pod afterwards. */
 async function withNanolet(name, body) {
@@ -35,16 +34,6 @@ async function drain(manifestDir, nanolet) {
   await waitFor("all pods removed from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
   await nanolet.stop();
 }
-
-before(async () => {
-  ensurePackages();
-  containerd = new PrivateContainerd(path.join(work, "containerd"));
-  await containerd.start();
-});
-
-after(async () => {
-  await containerd?.stop();
-});
 
 describe("nanolet on containerd", { concurrency: false }, () => {
   test("a static pod runs and `nanolet pods` lists it", { timeout: 60_000 }, async () => {

@@ -1,0 +1,19 @@
+// Every fuzz target by name: each exports `arbitrary`, `property(input, ctx)` and optionally
+// `setup()` / `teardown(ctx)`.
+import * as manifestText from "./manifest-text.mjs";
+import * as manifestDir from "./manifest-dir.mjs";
+import * as apiStream from "./api-stream.mjs";
+import * as criResponses from "./cri-responses.mjs";
+import * as witPure from "./wit-pure.mjs";
+import * as agentRecords from "./agent-records.mjs";
+import * as traceReader from "./trace-reader.mjs";
+
+export const TARGETS = {
+  "manifest-text": manifestText,
+  "manifest-dir": manifestDir,
+  "api-stream": apiStream,
+  "cri-responses": criResponses,
+  "wit-pure": witPure,
+  "agent-records": agentRecords,
+  "trace-reader": traceReader,
+};
