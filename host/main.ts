@@ -17,6 +17,8 @@ import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
 import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
 import { fetchPods, startControlSocket } from "./server.js";
+import { startHealthzServer } from "./server/kubelet-server.js";
+import { plegProblem, startKubeletApi } from "./server/kubelet-api.js";
 import { StaticPodSource } from "./sources/static-pods.js";
 import { simCommand } from "./sim/cli.js";
 import { CoreAgent } from "./core.js";
@@ -52,6 +54,23 @@ Flags of run:
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
   --max-pods N                       pods this node runs at most; more are refused as OutOfpods
                                      (default 110)
+  --port N                           the kubelet API (HTTPS: logs, exec, attach, port-forward,
+                                     pods, stats, metrics); 0 turns it off (default 10250)
+  --address IP                       where the kubelet API listens (default 0.0.0.0)
+  --tls-cert-file FILE               its serving certificate; without it and --tls-private-key-file,
+  --tls-private-key-file FILE        a self-signed one in --cert-dir (kubelet.crt, kubelet.key)
+  --cert-dir DIR                     default <root-dir>/pki
+  --client-ca-file FILE              client certificates signed by this CA authenticate (CN user,
+                                     O groups)
+  --authentication-token-webhook     bearer tokens authenticate by the apiserver's TokenReview
+  --anonymous-auth                   requests without an identity are system:anonymous (default
+                                     off: 401)
+  --authorization-mode MODE          Webhook (SubjectAccessReview; the default with --kubeconfig)
+                                     or AlwaysAllow (the default without)
+  --healthz-port N                   plain-HTTP /healthz; 0 turns it off (default 10248)
+  --healthz-bind-address IP          default 127.0.0.1
+  --read-only-port N                 unauthenticated plain HTTP with the read-only endpoints; off
+                                     unless set (default 0)
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -106,6 +125,18 @@ async function run(argv: string[]): Promise<number> {
       "imagefs-path": { type: "string", default: "/var/lib/containerd" },
       "cgroup-root": { type: "string", default: "/sys/fs/cgroup" },
       "max-pods": { type: "string", default: String(DEFAULT_MAX_PODS) },
+      port: { type: "string", default: "10250" },
+      address: { type: "string", default: "0.0.0.0" },
+      "tls-cert-file": { type: "string" },
+      "tls-private-key-file": { type: "string" },
+      "cert-dir": { type: "string" },
+      "client-ca-file": { type: "string" },
+      "authentication-token-webhook": { type: "boolean", default: false },
+      "anonymous-auth": { type: "boolean", default: false },
+      "authorization-mode": { type: "string" },
+      "healthz-port": { type: "string", default: "10248" },
+      "healthz-bind-address": { type: "string", default: "127.0.0.1" },
+      "read-only-port": { type: "string", default: "0" },
     },
     strict: true,
   });
@@ -116,6 +147,20 @@ async function run(argv: string[]): Promise<number> {
   const maxPods = Number(values["max-pods"]);
   if (!/^\d+$/.test(values["max-pods"]!) || maxPods > 0xffffffff) throw new Error(`--max-pods: expected a whole number of pods, got "${values["max-pods"]}"`);
   const rootDir = path.resolve(values["root-dir"]!);
+  const portOf = (flag: "port" | "healthz-port" | "read-only-port") => {
+    const text = values[flag]!;
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n > 65535) throw new Error(`--${flag}: expected a port number 0-65535, got "${text}"`);
+    return n;
+  };
+  const apiPort = portOf("port");
+  const healthzPort = portOf("healthz-port");
+  const readOnlyPort = portOf("read-only-port");
+  const authorizationMode = values["authorization-mode"] ?? (values.kubeconfig !== undefined ? "Webhook" : "AlwaysAllow");
+  if (authorizationMode !== "Webhook" && authorizationMode !== "AlwaysAllow") throw new Error(`--authorization-mode: "${authorizationMode}" is not Webhook or AlwaysAllow`);
+  if ((authorizationMode === "Webhook" || values["authentication-token-webhook"]) && values.kubeconfig === undefined) {
+    throw new Error("--authorization-mode=Webhook and --authentication-token-webhook ask the apiserver: they need --kubeconfig");
+  }
   const manifestDir = path.resolve(values["pod-manifest-path"]!);
   fs.mkdirSync(rootDir, { recursive: true });
   fs.mkdirSync(values["pod-logs-dir"]!, { recursive: true });
@@ -185,16 +230,29 @@ async function run(argv: string[]): Promise<number> {
   });
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
-  if (values.kubeconfig !== undefined) {
-    const access = loadKubeconfig(path.resolve(values.kubeconfig));
+  const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
+  const client = access ? new ApiClient(access) : undefined;
+  if (client && access) {
     cluster = new ClusterAgent({
-      client: new ApiClient(access), nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
+      client, nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
       evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
       maxPods,
+      kubeletPort: apiPort,
     });
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
+  const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now());
+  const api = await startKubeletApi({
+    runtime, log, podTable, podLogsDir: values["pod-logs-dir"]!, nodeName, client, syncLoopProblem,
+    port: apiPort, address: values.address!, readOnlyPort,
+    tlsCertFile: values["tls-cert-file"], tlsKeyFile: values["tls-private-key-file"],
+    certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),
+    clientCaFile: values["client-ca-file"], tokenWebhook: values["authentication-token-webhook"]!,
+    anonymous: values["anonymous-auth"]!, authorizationMode, nodeIp: values["node-ip"],
+    configz: () => ({ ...values, kubeconfig: values.kubeconfig }),
+  });
+  const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, values["healthz-bind-address"]!, syncLoopProblem) : undefined;
   const source = new StaticPodSource(
     manifestDir,
     nodeName,
@@ -218,6 +276,8 @@ async function run(argv: string[]): Promise<number> {
       podTable.writeNow();
       podTable.stop();
       server.close();
+      api?.close();
+      healthz?.close();
       runtime.close();
       recording?.close();
       resolve(0);

@@ -44,6 +44,8 @@ export interface ClusterAgentOptions {
   evictionMemoryBytes?: number;
   /** `--max-pods`, for the Node's pods capacity. */
   maxPods?: number;
+  /** `--port`: the kubelet API the Node advertises (10250). */
+  kubeletPort?: number;
 }
 
 export class ClusterAgent {
@@ -277,6 +279,7 @@ export class ClusterAgent {
       pressure: this.options.loop.pressure,
       evictionMemoryBytes: this.options.evictionMemoryBytes,
       maxPods: this.options.maxPods,
+      kubeletPort: this.options.kubeletPort,
     };
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());
     try {

@@ -21,6 +21,8 @@ export interface NodeHealth {
   runtimeName?: string;
   /** When the last relist succeeded, host ms (0 if never). */
   lastRelistOkMs: number;
+  /** The kubelet API's port (--port), which the Node advertises. */
+  kubeletPort?: number;
   /** The eviction manager's pressure conditions (all false when unknown). */
   pressure?: { memory: boolean; disk: boolean; pid: boolean };
   /** Memory kept aside by the hard memory.available threshold, bytes (allocatable = capacity - it). */
@@ -100,6 +102,15 @@ export function stampConditions(next: NodeCondition[], previous: NodeCondition[]
   });
 }
 
+/**
+ * A runtime version as the kubelet reports it: the leading numeric components only (upstream's
+ * ParseGeneric), so Debian's `1.6.20~ds1` is `1.6.20`.
+ */
+export function genericVersion(version: string): string {
+  const m = /^v?(\d+(?:\.\d+)*)/.exec(version.trim());
+  return m ? m[1] : version;
+}
+
 /** The Node's status without times: what is compared to decide whether to report. */
 export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
   return {
@@ -110,14 +121,14 @@ export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeH
       { type: "InternalIP", address: machine.internalIp },
       { type: "Hostname", address: nodeName },
     ],
-    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    daemonEndpoints: { kubeletEndpoint: { Port: health.kubeletPort ?? 10250 } },
     nodeInfo: {
       machineID: machine.machineId,
       systemUUID: machine.systemUuid,
       bootID: machine.bootId,
       kernelVersion: machine.kernelVersion,
       osImage: machine.osImage,
-      containerRuntimeVersion: health.runtimeName ? `${health.runtimeName}://${health.runtimeVersion ?? ""}` : "",
+      containerRuntimeVersion: health.runtimeName ? `${health.runtimeName}://${genericVersion(health.runtimeVersion ?? "")}` : "",
       kubeletVersion: KUBELET_VERSION,
       kubeProxyVersion: "",
       operatingSystem: "linux",

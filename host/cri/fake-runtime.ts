@@ -12,6 +12,7 @@ import {
   RuntimeVersion,
   SandboxConfig,
   SandboxInfo,
+  type StreamingRequest,
 } from "./runtime.js";
 
 interface FakeSandbox extends SandboxInfo {
@@ -198,6 +199,22 @@ export class FakeRuntime implements Runtime {
     }
     this.images.add(image);
     return `sha256:${image}`;
+  }
+
+  /** A URL on no server: the fake has no streaming server; tests of the proxy bring their own. */
+  async streamingUrl(request: StreamingRequest): Promise<string> {
+    const target = request.kind === "portforward" ? request.sandboxId : request.containerId;
+    this.record(request.kind === "exec" ? "Exec" : request.kind === "attach" ? "Attach" : "PortForward", target);
+    if (request.kind !== "portforward") this.mustGet(request.containerId, request.kind);
+    return this.streamingBaseUrl + `/${request.kind}/${encodeURIComponent(target)}`;
+  }
+
+  /** Where `streamingUrl` points; a test sets it to a server of its own. */
+  streamingBaseUrl = "http://127.0.0.1:1";
+
+  async reopenContainerLog(id: string): Promise<void> {
+    this.record("ReopenContainerLog", id);
+    this.mustGet(id, "ReopenContainerLog");
   }
 
   close(): void {}

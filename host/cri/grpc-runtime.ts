@@ -20,6 +20,7 @@ import {
   SandboxConfig,
   SandboxInfo,
   ContainerResources,
+  StreamingRequest,
 } from "./runtime.js";
 
 const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
@@ -240,6 +241,25 @@ export class GrpcRuntime implements Runtime {
   async pullImage(image: string): Promise<string> {
     const r = await this.call(this.imageClient, "PullImage", { image: { image } });
     return r.imageRef;
+  }
+
+  async streamingUrl(request: StreamingRequest): Promise<string> {
+    let r: Message;
+    if (request.kind === "exec") {
+      const { containerId, cmd, tty, stdin, stdout, stderr } = request;
+      r = await this.call(this.runtimeClient, "Exec", { containerId, cmd, tty, stdin, stdout, stderr });
+    } else if (request.kind === "attach") {
+      const { containerId, tty, stdin, stdout, stderr } = request;
+      r = await this.call(this.runtimeClient, "Attach", { containerId, tty, stdin, stdout, stderr });
+    } else {
+      r = await this.call(this.runtimeClient, "PortForward", { podSandboxId: request.sandboxId, port: request.ports });
+    }
+    if (typeof r.url !== "string" || r.url === "") throw new RuntimeError(`${request.kind}: the runtime returned no streaming URL`, GrpcCode.UNKNOWN, request.kind);
+    return r.url;
+  }
+
+  async reopenContainerLog(id: string): Promise<void> {
+    await this.call(this.runtimeClient, "ReopenContainerLog", { containerId: id });
   }
 
   close(): void {

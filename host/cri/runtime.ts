@@ -130,6 +130,12 @@ export interface RuntimeCondition {
   message: string;
 }
 
+/** A streaming session the kubelet API asks the runtime for. */
+export type StreamingRequest =
+  | { kind: "exec"; containerId: string; cmd: string[]; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
+  | { kind: "attach"; containerId: string; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
+  | { kind: "portforward"; sandboxId: string; ports: number[] };
+
 export interface Runtime {
   version(): Promise<RuntimeVersion>;
   /** CRI Status: the runtime's own readiness conditions. */
@@ -151,5 +157,9 @@ export interface Runtime {
   /** True when the image is present; false when ImageStatus returns no image. */
   imagePresent(image: string): Promise<boolean>;
   pullImage(image: string): Promise<string>;
+  /** CRI Exec, Attach, PortForward: the URL of the runtime's streaming server for this session. */
+  streamingUrl(request: StreamingRequest): Promise<string>;
+  /** CRI ReopenContainerLog: the runtime reopens the container's log file (after a rotation). */
+  reopenContainerLog(id: string): Promise<void>;
   close(): void;
 }

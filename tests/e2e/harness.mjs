@@ -77,8 +77,12 @@ export class Nanolet {
 
   start(extraArgs = []) {
     // Run the executable itself, so that its shebang's Node.js flags apply as in production.
+    // The kubelet API and healthz ports are off unless a test asks for them (tests run side by side).
+    const ports = extraArgs.includes("--port") ? [] : ["--port", "0"];
+    if (!extraArgs.includes("--healthz-port")) ports.push("--healthz-port", "0");
     this.proc = spawn(nanoletBin, [
       "run",
+      ...ports,
       ...extraArgs,
       "--pod-manifest-path", this.manifestDir,
       "--container-runtime-endpoint", this.endpoint,

@@ -72,7 +72,8 @@ function memoryAvailableBytes() {
 
 before(async () => {
   cluster = await TestCluster.start(work, NODE);
-  ({ containerd, api, admin } = cluster);
+  ({ containerd, admin } = cluster);
+  api = cluster.fake;
   fs.mkdirSync(path.join(work, "manifests"), { recursive: true });
   startNanolet();
 });

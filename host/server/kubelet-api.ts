@@ -1,0 +1,108 @@
+// Puts the kubelet API together from the flags: the serving certificate, who authenticates and
+// who authorizes, the pods view, and the ports (--port HTTPS, --read-only-port plain HTTP with no
+// auth and only read-only paths, as upstream's read-only port).
+import fs from "node:fs";
+import type http from "node:http";
+import os from "node:os";
+import type { ApiClient } from "../cluster/api-client.js";
+import { PLEG_UNHEALTHY_AFTER_MS } from "../cluster/node-object.js";
+import type { Runtime } from "../cri/runtime.js";
+import type { Logger } from "../log.js";
+import type { PodTable } from "../pod-table.js";
+import { formatDuration } from "../sim/duration.js";
+import { ANONYMOUS, Authenticator } from "./authn.js";
+import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
+import { type Handler, KubeletServer } from "./kubelet-server.js";
+import { podListItems } from "./pods-view.js";
+import { loadServingCert } from "./serving-cert.js";
+
+/** Why the SyncLoop is unhealthy (the PLEG has not relisted for 3 min), or undefined. */
+export function plegProblem(lastRelistOkMs: number, nowMs: number): string | undefined {
+  if (lastRelistOkMs === 0) return undefined; // not started yet: upstream counts from its start
+  const sinceMs = nowMs - lastRelistOkMs;
+  if (sinceMs <= PLEG_UNHEALTHY_AFTER_MS) return undefined;
+  return `pleg was last seen active ${formatDuration(sinceMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`;
+}
+
+export interface KubeletApiOptions {
+  runtime: Runtime;
+  log: Logger;
+  podTable: PodTable;
+  podLogsDir: string;
+  nodeName: string;
+  nodeIp?: string;
+  /** The node's apiserver client, for TokenReview and SubjectAccessReview. */
+  client?: ApiClient;
+  syncLoopProblem: () => string | undefined;
+  port: number;
+  address: string;
+  readOnlyPort: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  certDir: string;
+  clientCaFile?: string;
+  tokenWebhook: boolean;
+  anonymous: boolean;
+  authorizationMode: "Webhook" | "AlwaysAllow";
+  configz: () => object;
+  extraHandlers?: Record<string, Handler>;
+}
+
+function nodeAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.split("%")[0]));
+}
+
+/** Starts the kubelet API; undefined when --port 0 and no read-only port turn it off. */
+export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServer | undefined> {
+  if (o.port === 0 && o.readOnlyPort === 0) return undefined;
+  const common = {
+    runtime: o.runtime,
+    podLogsDir: o.podLogsDir,
+    log: o.log,
+    pods: () => podListItems(o.podTable, o.nodeName),
+    syncLoopProblem: o.syncLoopProblem,
+    configz: o.configz,
+    extraHandlers: o.extraHandlers,
+  };
+  const server = new KubeletServer({
+    ...common,
+    authenticator: new Authenticator({ anonymous: o.anonymous, tokenReviewer: o.tokenWebhook ? o.client : undefined }),
+    authorizer: o.authorizationMode === "Webhook" ? new WebhookAuthorizer(o.client!, o.nodeName) : new AlwaysAllow(),
+  });
+  const servers: http.Server[] = [];
+  if (o.port > 0) {
+    const cert = loadServingCert({
+      certFile: o.tlsCertFile,
+      keyFile: o.tlsKeyFile,
+      certDir: o.certDir,
+      names: [o.nodeName, os.hostname(), "localhost", o.nodeIp ?? "", ...nodeAddresses()],
+    });
+    const clientCaPem = o.clientCaFile ? fs.readFileSync(o.clientCaFile, "utf8") : undefined;
+    servers.push(await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem }));
+    o.log.log("info", "Kubelet API listening", {
+      address: `${o.address}:${o.port}`,
+      cert: cert.selfSigned ? `${cert.certFile} (self-signed)` : cert.certFile,
+      clientCA: o.clientCaFile ?? "none",
+      tokenWebhook: o.tokenWebhook,
+      anonymous: o.anonymous,
+      authorization: o.authorizationMode,
+    });
+  }
+  if (o.readOnlyPort > 0) {
+    // Upstream's read-only port: no authentication, no exec/attach/port-forward/logs.
+    const readOnly = new KubeletServer({
+      ...common,
+      authenticator: new Authenticator({ anonymous: true }),
+      authorizer: { allowed: async (user, a) => user === ANONYMOUS && a.verb === "get" && ["pods", "stats", "metrics", "healthz", "proxy"].includes(a.subresource) },
+      readOnly: true,
+    });
+    await readOnly.listenHttp(o.readOnlyPort, o.address);
+    o.log.log("warn", "Kubelet read-only port listening without authentication", { address: `${o.address}:${o.readOnlyPort}` });
+    const close = server.close.bind(server);
+    server.close = () => {
+      close();
+      readOnly.close();
+    };
+  }
+  return server;
+}

@@ -1,0 +1,251 @@
+// The kubelet API as users reach it: the real kubectl through the real kube-apiserver to nanolet's
+// HTTPS port (logs, exec, attach, port-forward), and direct requests with client certificates and
+// tokens for authentication and authorization. Real containerd; skipped, saying why, without
+// KUBEBUILDER_ASSETS.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import path from "node:path";
+import { TestCluster } from "./cluster-harness.mjs";
+import { assetPath, controlPlaneSkipReason, freePort } from "./control-plane.mjs";
+import { Nanolet, tempDir, waitFor } from "./harness.mjs";
+
+const NODE = "api-node";
+const skip = controlPlaneSkipReason();
+
+function podObject(name, script, { policy = "Always" } = {}) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "default" },
+    spec: {
+      nodeName: NODE,
+      hostNetwork: true,
+      restartPolicy: policy,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script] }],
+    },
+  };
+}
+
+/** One request to the node's API: { code, body }. `cert` is { cert, key } paths, `token` a bearer token. */
+function nodeRequest(port, pathname, { cert, token, ca } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      host: "127.0.0.1",
+      port,
+      path: pathname,
+      ca: fs.readFileSync(ca),
+      cert: cert ? fs.readFileSync(cert.cert) : undefined,
+      key: cert ? fs.readFileSync(cert.key) : undefined,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      servername: "localhost",
+    }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ code: res.statusCode, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** A kubectl that runs until `until(output)` holds, then is stopped: for follow, attach, port-forward. */
+function kubectlUntil(cluster, args, until, timeoutMs = 30_000) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(assetPath("kubectl"), ["--kubeconfig", cluster.real.adminKubeconfig, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`kubectl ${args.join(" ")}: timed out; stdout: ${out} stderr: ${err}`));
+    }, timeoutMs);
+    child.stdout.on("data", (c) => {
+      out += c;
+      if (until(out)) {
+        clearTimeout(timer);
+        child.kill("SIGTERM");
+        resolve(out);
+      }
+    });
+    child.stderr.on("data", (c) => (err += c));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      if (until(out)) resolve(out);
+      else reject(new Error(`kubectl ${args.join(" ")} exited ${code}: ${err}`));
+    });
+  });
+}
+
+function httpGet(port) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: "127.0.0.1", port, path: "/" }, (res) => {
+      let body = "";
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve(body));
+    }).on("error", reject);
+  });
+}
+
+if (skip) {
+  describe("the kubelet API through a real apiserver", () => test(`skipped: ${skip}`, { skip }, () => {}));
+} else {
+  const work = tempDir("nanolet-kubelet-api-e2e-");
+  let cluster;
+  let nanolet;
+  let apiPort;
+  let healthzPort;
+  let httpdPort;
+  let ca;
+
+  before(async () => {
+    cluster = await TestCluster.startReal(work, NODE);
+    [apiPort, healthzPort, httpdPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const cp = cluster.real;
+    ca = cp.pki.caCert;
+    fs.mkdirSync(path.join(work, "manifests"), { recursive: true });
+    nanolet = new Nanolet({ endpoint: cluster.containerd.endpoint, manifestDir: path.join(work, "manifests"), rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: NODE });
+    nanolet.start([
+      "--kubeconfig", cluster.kubeconfig, ...cluster.nanoletArgs,
+      "--port", String(apiPort), "--healthz-port", String(healthzPort),
+      "--tls-cert-file", cp.nodeServingCert.cert, "--tls-private-key-file", cp.nodeServingCert.key,
+      "--client-ca-file", ca, "--authentication-token-webhook",
+    ]);
+    await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("talker", "i=0; while true; do i=$((i+1)); echo line $i; sleep 0.2; done")) });
+    await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("crasher", "echo run $(date +%s); sleep 1; exit 1")) });
+    await cluster.kubectl(["create", "-f", "-"], {
+      input: JSON.stringify(podObject("web", `mkdir -p /tmp/www && echo hello-from-pod > /tmp/www/index.html && exec httpd -f -p 127.0.0.1:${httpdPort} -h /tmp/www`)),
+    });
+    await waitFor("talker and web Running", async () => {
+      const pods = JSON.parse(await cluster.kubectl(["get", "pods", "-o", "json"])).items;
+      return ["talker", "web"].every((n) => pods.find((p) => p.metadata.name === n)?.status?.phase === "Running");
+    }, 60_000);
+  });
+
+  after(async () => {
+    await cluster?.stop(nanolet);
+  });
+
+  describe("the kubelet API through a real apiserver", { concurrency: false }, () => {
+    test("the Node advertises the API's port; healthz answers on its own port", async () => {
+      const node = JSON.parse(await cluster.kubectl(["get", "node", NODE, "-o", "json"]));
+      assert.equal(node.status.daemonEndpoints.kubeletEndpoint.Port, apiPort);
+      const body = await new Promise((resolve, reject) => http.get({ host: "127.0.0.1", port: healthzPort, path: "/healthz" }, (res) => {
+        let b = "";
+        res.on("data", (c) => (b += c));
+        res.on("end", () => resolve(`${res.statusCode} ${b}`));
+      }).on("error", reject));
+      assert.equal(body, "200 ok");
+    });
+
+    test("kubectl logs: all, --tail, --timestamps, --since, --limit-bytes", async () => {
+      await waitFor("five lines logged", async () => (await cluster.kubectl(["logs", "talker"])).includes("line 5\n"));
+      const all = await cluster.kubectl(["logs", "talker"]);
+      assert.match(all, /^line 1\nline 2\nline 3\n/);
+      const tail = await cluster.kubectl(["logs", "talker", "--tail=2"]);
+      assert.equal(tail.trim().split("\n").length, 2);
+      assert.match(tail, /^line \d+\nline \d+\n$/);
+      const stamped = await cluster.kubectl(["logs", "talker", "--tail=1", "--timestamps"]);
+      assert.match(stamped, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z line \d+\n$/);
+      const recent = await cluster.kubectl(["logs", "talker", "--since=1s"]);
+      assert.ok(!recent.includes("line 1\n"), "lines older than a second are left out");
+      const limited = await cluster.kubectl(["logs", "talker", "--limit-bytes=4"]);
+      assert.equal(limited, "line");
+    });
+
+    test("kubectl logs -f follows new lines as they are written", async () => {
+      const before = (await cluster.kubectl(["logs", "talker", "--tail=1"])).trim();
+      const n = Number(before.split(" ")[1]);
+      const out = await kubectlUntil(cluster, ["logs", "-f", "talker", "--tail=1"], (o) => o.includes(`line ${n + 3}\n`));
+      assert.ok(out.includes(`line ${n + 3}\n`));
+    });
+
+    test("kubectl logs --previous shows the container before its restart", async () => {
+      await waitFor("crasher restarted", async () => {
+        const pod = JSON.parse(await cluster.kubectl(["get", "pod", "crasher", "-o", "json"]));
+        return pod.status.containerStatuses?.[0]?.restartCount >= 1;
+      }, 60_000);
+      const previous = await cluster.kubectl(["logs", "crasher", "--previous"]);
+      assert.match(previous, /^run \d+\n$/);
+      await assert.rejects(cluster.kubectl(["logs", "talker", "--previous"]), /previous terminated container "main" in pod "talker" not found/);
+      await assert.rejects(cluster.kubectl(["logs", "talker", "-c", "nope"]), /container nope is not valid for pod talker/);
+    });
+
+    test("kubectl exec: output, exit code, stdin", async () => {
+      assert.equal(await cluster.kubectl(["exec", "talker", "--", "echo", "hello", "exec"]), "hello exec\n");
+      await assert.rejects(cluster.kubectl(["exec", "talker", "--", "sh", "-c", "exit 3"]), /exited 3/);
+      assert.equal(await cluster.kubectl(["exec", "-i", "talker", "--", "tr", "a-z", "A-Z"], { input: "piped in\n" }), "PIPED IN\n");
+      assert.equal(await cluster.kubectl(["exec", "talker", "--", "sh", "-c", "echo err >&2; echo out"]), "out\n");
+    });
+
+    test("kubectl attach streams the container's output", async () => {
+      const out = await kubectlUntil(cluster, ["attach", "talker"], (o) => /line \d+\n/.test(o));
+      assert.match(out, /line \d+\n/);
+    });
+
+    test("kubectl port-forward reaches a port the container serves", async () => {
+      const local = await freePort();
+      const child = spawn(assetPath("kubectl"), ["--kubeconfig", cluster.real.adminKubeconfig, "port-forward", "pod/web", `${local}:${httpdPort}`], { stdio: ["ignore", "pipe", "pipe"] });
+      try {
+        let out = "";
+        child.stdout.on("data", (c) => (out += c));
+        await waitFor("port-forward ready", () => out.includes("Forwarding from"), 30_000);
+        assert.equal(await httpGet(local), "hello-from-pod\n");
+        assert.equal(await httpGet(local), "hello-from-pod\n", "a second connection over the same forward");
+      } finally {
+        child.kill("SIGTERM");
+      }
+    });
+
+    test("authentication and authorization: 401 without credentials, 403 without nodes/proxy, client certificates and TokenReview", async () => {
+      const cp = cluster.real;
+      const none = await nodeRequest(apiPort, "/pods", { ca });
+      assert.equal(none.code, 401);
+      assert.equal(none.body, "Unauthorized");
+      const stranger = cp.clientCert("stranger", "stranger", ["team-a"]);
+      const forbidden = await nodeRequest(apiPort, "/pods", { ca, cert: stranger });
+      assert.equal(forbidden.code, 403);
+      assert.equal(forbidden.body, "Forbidden (user=stranger, verb=get, resource=nodes, subresource=proxy)");
+      const logs = await nodeRequest(apiPort, "/containerLogs/default/talker/main", { ca, cert: stranger });
+      assert.equal(logs.code, 403);
+      const admin = await nodeRequest(apiPort, "/pods", { ca, cert: cp.adminCert });
+      assert.equal(admin.code, 200);
+      const names = JSON.parse(admin.body).items.map((p) => p.metadata.name);
+      for (const n of ["talker", "web"]) assert.ok(names.includes(n), `${n} in /pods`);
+      // A service account's token, reviewed by the apiserver; allowed once RBAC grants nodes/proxy.
+      const token = (await cp.kubectl(["create", "token", "default"])).trim();
+      const denied = await nodeRequest(apiPort, "/healthz", { ca, token });
+      assert.equal(denied.code, 403);
+      assert.match(denied.body, /^Forbidden \(user=system:serviceaccount:default:default, verb=get, resource=nodes, subresource=proxy\)$/);
+      await cp.kubectl(["create", "clusterrolebinding", "sa-kubelet-api", "--clusterrole=system:kubelet-api-admin", "--serviceaccount=default:default"]);
+      const bad = await nodeRequest(apiPort, "/healthz", { ca, token: "not-a-token" });
+      assert.equal(bad.code, 401);
+      await waitFor("the denial's 30 s cache expires and the token is allowed", async () => (await nodeRequest(apiPort, "/healthz", { ca, token })).code === 200, 60_000, 2_000);
+    });
+
+    test("bad requests get the kubelet's 4xx, never a crash", async () => {
+      const cert = cluster.real.adminCert;
+      const cases = [
+        ["/containerLogs/default/talker/main?tailLines=-1", 422, /Invalid request/],
+        ["/containerLogs/default/talker/main?sinceTime=yesterday", 400, /Unable to decode query/],
+        ["/containerLogs/default/talker/main?sinceSeconds=1&sinceTime=2026-01-01T00:00:00Z", 422, /Invalid request/],
+        ["/containerLogs/default/nosuchpod/main", 404, /pod "nosuchpod" does not exist/],
+        ["/containerLogs/default/talker/nope", 404, /container "nope" not found in pod "talker"/],
+        ["/containerLogs/default/talker/..", 400, /invalid path segment/],
+        ["/containerLogs/default/talker/%2e%2e", 400, /invalid path segment/],
+        ["/exec/default/talker/main?command=ls", 400, /Upgrade request required/],
+        ["/no/such/path", 404, /not found/],
+      ];
+      for (const [p, code, body] of cases) {
+        const r = await nodeRequest(apiPort, p, { ca, cert });
+        assert.equal(r.code, code, `${p}: ${r.body}`);
+        assert.match(r.body, body, p);
+      }
+      assert.equal(nanolet.proc.exitCode, null, "the agent is still running");
+    });
+  });
+}
