@@ -26,6 +26,8 @@ export interface AgentLoopOptions {
   nowMs?: () => number;
   /** Called with every action the core emits (tests and recording). */
   onAction?: (action: PlannedAction) => void;
+  /** A relist succeeded: when it started and ended (ms), and what it saw (PLEG metrics). */
+  onRelist?: (startMs: number, endMs: number, snapshot: RuntimeSnapshot) => void;
   /** A trapped core was replaced: its successor numbers pod status versions from 1 again. */
   onCoreReplaced?: () => void;
   /** Makes a core instance; tests wrap it to inject faults, `--record` to record its inputs. */
@@ -307,8 +309,10 @@ export class AgentLoop {
     }
     this.relisting = true;
     try {
+      const startMs = this.nowMs();
       const snapshot = await this.relister.relist();
       this.lastRelistOkMs = this.nowMs();
+      this.options.onRelist?.(startMs, this.lastRelistOkMs, snapshot);
       this.lastSnapshot = snapshot;
       if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
     } catch (error) {
@@ -318,6 +322,11 @@ export class AgentLoop {
       this.relisting = false;
       this.schedulePump();
     }
+  }
+
+  /** What the last successful relist saw (stats Summary, /metrics). */
+  get snapshot(): RuntimeSnapshot | undefined {
+    return this.lastSnapshot;
   }
 
   /** The image digest reference of a container, as the last relist saw it. */

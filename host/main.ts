@@ -19,6 +19,9 @@ import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js"
 import { fetchPods, startControlSocket } from "./server.js";
 import { startHealthzServer } from "./server/kubelet-server.js";
 import { plegProblem, startKubeletApi } from "./server/kubelet-api.js";
+import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
+import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
+import { SummaryProvider } from "./node/summary.js";
 import { StaticPodSource } from "./sources/static-pods.js";
 import { simCommand } from "./sim/cli.js";
 import { CoreAgent } from "./core.js";
@@ -165,8 +168,10 @@ async function run(argv: string[]): Promise<number> {
   fs.mkdirSync(rootDir, { recursive: true });
   fs.mkdirSync(values["pod-logs-dir"]!, { recursive: true });
 
+  const metrics = new KubeletMetrics();
   const runtime = new GrpcRuntime({
     endpoint: values["container-runtime-endpoint"]!,
+    onCall: (method, durationMs, failed) => metrics.runtimeCall(method, durationMs, failed),
     onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
     onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: values["container-runtime-endpoint"], unreachableForMs: downForMs }),
   });
@@ -210,7 +215,11 @@ async function run(argv: string[]): Promise<number> {
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
   const loop = new AgentLoop({
-    onAction: (action) => cluster?.onAction(action),
+    onAction: (action) => {
+      countEviction(metrics, action);
+      cluster?.onAction(action);
+    },
+    onRelist: (startMs, endMs, snapshot) => metrics.relisted(startMs, endMs, snapshot),
     onCoreReplaced: () => cluster?.statuses.resetVersions(),
     createCore,
     runtime,
@@ -251,6 +260,14 @@ async function run(argv: string[]): Promise<number> {
     clientCaFile: values["client-ca-file"], tokenWebhook: values["authentication-token-webhook"]!,
     anonymous: values["anonymous-auth"]!, authorizationMode, nodeIp: values["node-ip"],
     configz: () => ({ ...values, kubeconfig: values.kubeconfig }),
+    extraHandlers: statsHandlers({
+      metrics,
+      snapshot: () => loop.snapshot,
+      summary: new SummaryProvider({
+        cgroupRoot, nodeName, podLogsDir: values["pod-logs-dir"]!, nodefsPath: rootDir,
+        imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
+      }),
+    }),
   });
   const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, values["healthz-bind-address"]!, syncLoopProblem) : undefined;
   const source = new StaticPodSource(

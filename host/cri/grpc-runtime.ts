@@ -36,6 +36,8 @@ export interface GrpcRuntimeOptions {
   onRetry?: (call: string, attempt: number, error: string) => void;
   /** The runtime answered again after calls had failed as unreachable (`downForMs` after the first failure). */
   onReconnected?: (downForMs: number) => void;
+  /** Every call's outcome, retries included in its duration (the kubelet's runtime operation metrics). */
+  onCall?: (method: string, durationMs: number, failed: boolean) => void;
 }
 
 function isRetryable(err: grpc.ServiceError): boolean {
@@ -97,6 +99,7 @@ export class GrpcRuntime implements Runtime {
           this.unreachableSinceMs = undefined;
           this.options.onReconnected?.(downForMs);
         }
+        this.options.onCall?.(method, Date.now() - started, false);
         return response;
       } catch (error) {
         const err = error as grpc.ServiceError;
@@ -107,6 +110,7 @@ export class GrpcRuntime implements Runtime {
           delayMs = Math.min(delayMs * 2, RETRY_POLICY.maxDelayMs);
           continue;
         }
+        this.options.onCall?.(method, Date.now() - started, true);
         throw new RuntimeError(`${method}: ${err.details || err.message}`, err.code ?? GrpcCode.UNKNOWN, method);
       }
     }

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { TestCluster } from "./cluster-harness.mjs";
 import { assetPath, controlPlaneSkipReason, freePort } from "./control-plane.mjs";
 import { Nanolet, tempDir, waitFor } from "./harness.mjs";
@@ -225,6 +226,61 @@ if (skip) {
       const bad = await nodeRequest(apiPort, "/healthz", { ca, token: "not-a-token" });
       assert.equal(bad.code, 401);
       await waitFor("the denial's 30 s cache expires and the token is allowed", async () => (await nodeRequest(apiPort, "/healthz", { ca, token })).code === 200, 60_000, 2_000);
+    });
+
+    test("/stats/summary: the node and each pod from cgroup files and statfs", async () => {
+      const r = await nodeRequest(apiPort, "/stats/summary", { ca, cert: cluster.real.adminCert });
+      assert.equal(r.code, 200);
+      const summary = JSON.parse(r.body);
+      assert.equal(summary.node.nodeName, NODE);
+      assert.ok(summary.node.memory.workingSetBytes > 0);
+      assert.ok(summary.node.memory.availableBytes > 0);
+      assert.ok(summary.node.cpu.usageCoreNanoSeconds > 0);
+      assert.ok(summary.node.fs.capacityBytes > 0);
+      assert.ok(summary.node.runtime.imageFs.capacityBytes > 0);
+      assert.ok(summary.node.rlimit.maxpid > 0);
+      const talker = summary.pods.find((p) => p.podRef.name === "talker");
+      assert.ok(talker, "talker in the summary");
+      assert.equal(talker.podRef.namespace, "default");
+      assert.ok(talker.memory.workingSetBytes > 0, "pod memory from its cgroup");
+      assert.ok(talker.cpu.usageCoreNanoSeconds > 0, "pod cpu from its cgroup");
+      assert.ok(talker.process_stats.process_count >= 1);
+      assert.ok(talker["ephemeral-storage"].usedBytes > 0, "its logs");
+      const main = talker.containers.find((c) => c.name === "main");
+      assert.ok(main.memory.workingSetBytes > 0);
+      assert.ok(main.logs.usedBytes > 0);
+      // A second reading gives a rate.
+      const again = JSON.parse((await nodeRequest(apiPort, "/stats/summary", { ca, cert: cluster.real.adminCert })).body);
+      assert.ok(again.pods.find((p) => p.podRef.name === "talker").cpu.usageNanoCores >= 0);
+      // Through the apiserver, as `kubectl get --raw` reaches a node (the apiserver refuses
+      // loopback node addresses for the proxy: the refusal is upstream's, not ours).
+      await assert.rejects(cluster.kubectl(["get", "--raw", `/api/v1/nodes/${NODE}/proxy/stats/summary`]), /address not allowed|127\.0\.0\.1/);
+    });
+
+    test("/metrics, /metrics/resource and /metrics/probes parse as the Prometheus text format", async () => {
+      const cert = cluster.real.adminCert;
+      const families = async (p) => {
+        const r = await nodeRequest(apiPort, p, { ca, cert });
+        assert.equal(r.code, 200, p);
+        return new Map(parsePrometheusTextFormat(r.body).map((f) => [f.name, f]));
+      };
+      const m = await families("/metrics");
+      for (const name of ["kubelet_pleg_relist_duration_seconds", "kubelet_pleg_relist_interval_seconds", "kubelet_pleg_last_seen_seconds", "kubelet_running_pods", "kubelet_running_containers", "kubelet_runtime_operations_total", "kubelet_runtime_operations_duration_seconds", "kubelet_started_containers_total", "kubernetes_build_info", "process_resident_memory_bytes"]) {
+        assert.ok(m.has(name), name);
+      }
+      assert.equal(m.get("kubelet_pleg_relist_duration_seconds").type, "HISTOGRAM");
+      assert.ok(Number(m.get("kubelet_running_pods").metrics[0].value) >= 2);
+      const ops = m.get("kubelet_runtime_operations_total").metrics;
+      assert.ok(ops.some((s) => s.labels.operation_type === "list_containers" && Number(s.value) > 0));
+      assert.ok(Number(m.get("kubelet_started_containers_total").metrics[0].value) >= 3);
+      const r = await families("/metrics/resource");
+      const mem = r.get("container_memory_working_set_bytes").metrics.find((s) => s.labels.pod === "talker");
+      assert.equal(mem.labels.namespace, "default");
+      assert.equal(mem.labels.container, "main");
+      assert.ok(Number(mem.value) > 0);
+      for (const name of ["node_cpu_usage_seconds_total", "node_memory_working_set_bytes", "pod_cpu_usage_seconds_total", "container_start_time_seconds"]) assert.ok(r.has(name), name);
+      assert.equal(r.get("resource_scrape_error").metrics[0].value, "0");
+      assert.ok((await families("/metrics/probes")).has("prober_probe_total"));
     });
 
     test("bad requests get the kubelet's 4xx, never a crash", async () => {

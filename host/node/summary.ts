@@ -1,0 +1,239 @@
+// The kubelet's stats Summary (`/stats/summary`, stats.k8s.io/v1alpha1) and what
+// `/metrics/resource` derives from it, read from cgroup files, /proc and statfs, never from CRI
+// stats calls (ListPodSandboxStats takes seconds on containerd). CPU rates (usageNanoCores) come
+// from the previous reading of the same cgroup, as cadvisor computes them.
+import fs from "node:fs";
+import path from "node:path";
+import type { RuntimeSnapshot } from "../core-types.js";
+import { podLogDirectory } from "../executor.js";
+import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
+import { readMeminfo } from "./stats.js";
+
+const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
+/** Readings kept for rates: one per cgroup seen, bounded. */
+const MAX_CPU_READINGS = 4096;
+
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function statValue(text: string, key: string): number | undefined {
+  const m = new RegExp(`(?:^|\n)${key} (\\d+)`).exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+export interface CpuStats {
+  time: string;
+  usageNanoCores?: number;
+  usageCoreNanoSeconds: number;
+}
+
+export interface MemoryStats {
+  time: string;
+  availableBytes?: number;
+  usageBytes: number;
+  workingSetBytes: number;
+  rssBytes?: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
+}
+
+export interface FsStats {
+  time: string;
+  availableBytes?: number;
+  capacityBytes?: number;
+  usedBytes: number;
+  inodesFree?: number;
+  inodes?: number;
+  inodesUsed?: number;
+}
+
+export interface SummaryOptions {
+  cgroupRoot: string;
+  nodeName: string;
+  podLogsDir: string;
+  nodefsPath: string;
+  imagefsPath: string;
+  procRoot?: string;
+}
+
+export class SummaryProvider {
+  private version: CgroupVersion;
+  private procRoot: string;
+  private cpuReadings = new Map<string, { ns: number; atMs: number }>();
+  private startTime: string;
+
+  constructor(private options: SummaryOptions) {
+    this.version = cgroupVersion(options.cgroupRoot);
+    this.procRoot = options.procRoot ?? "/proc";
+    const btime = /(?:^|\n)btime (\d+)/.exec(readText(path.join(this.procRoot, "stat")) ?? "");
+    this.startTime = new Date(btime ? Number(btime[1]) * 1000 : 0).toISOString();
+  }
+
+  private dir(controller: string, relative: string): string {
+    return this.version === 1 ? path.join(this.options.cgroupRoot, controller, relative) : path.join(this.options.cgroupRoot, relative);
+  }
+
+  /** Cumulative CPU time of a cgroup in ns ("" is the root), and its rate since the last reading. */
+  cpu(relative: string, nowMs: number): CpuStats | undefined {
+    let ns: number | undefined;
+    if (this.version === 1) {
+      const t = readText(path.join(this.dir("cpuacct", relative), "cpuacct.usage"));
+      ns = t === undefined ? undefined : Number(t.trim());
+    } else if (relative === "") {
+      // The v2 root has no cpu.stat: /proc/stat's busy time (USER_HZ ticks, 100 per second).
+      const line = (readText(path.join(this.procRoot, "stat")) ?? "").split("\n")[0];
+      const f = line.split(/\s+/).slice(1).map(Number);
+      if (f.length >= 8) ns = (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 10_000_000;
+    } else {
+      const usec = statValue(readText(path.join(this.dir("cpu", relative), "cpu.stat")) ?? "", "usage_usec");
+      ns = usec === undefined ? undefined : usec * 1000;
+    }
+    if (ns === undefined || !Number.isFinite(ns)) return undefined;
+    const before = this.cpuReadings.get(relative);
+    if (!before && this.cpuReadings.size >= MAX_CPU_READINGS) this.cpuReadings.clear();
+    this.cpuReadings.set(relative, { ns, atMs: nowMs });
+    const stats: CpuStats = { time: new Date(nowMs).toISOString(), usageCoreNanoSeconds: ns };
+    if (before && nowMs > before.atMs && ns >= before.ns) stats.usageNanoCores = Math.round(((ns - before.ns) / (nowMs - before.atMs)) * 1e6);
+    return stats;
+  }
+
+  memory(relative: string, nowMs: number): MemoryStats | undefined {
+    const dir = this.dir("memory", relative);
+    const usage = Number((readText(path.join(dir, this.version === 1 ? "memory.usage_in_bytes" : "memory.current")) ?? "").trim() || NaN);
+    if (!Number.isFinite(usage)) return undefined;
+    const stat = readText(path.join(dir, "memory.stat")) ?? "";
+    const v1 = this.version === 1;
+    const inactive = statValue(stat, v1 ? "total_inactive_file" : "inactive_file") ?? 0;
+    return {
+      time: new Date(nowMs).toISOString(),
+      usageBytes: usage,
+      workingSetBytes: Math.max(0, usage - inactive),
+      rssBytes: statValue(stat, v1 ? "total_rss" : "anon"),
+      pageFaults: statValue(stat, v1 ? "total_pgfault" : "pgfault"),
+      majorPageFaults: statValue(stat, v1 ? "total_pgmajfault" : "pgmajfault"),
+    };
+  }
+
+  private filesystem(dir: string, nowMs: number): FsStats | undefined {
+    try {
+      const s = fs.statfsSync(dir);
+      return {
+        time: new Date(nowMs).toISOString(),
+        availableBytes: s.bavail * s.bsize,
+        capacityBytes: s.blocks * s.bsize,
+        usedBytes: (s.blocks - s.bfree) * s.bsize,
+        inodesFree: s.ffree,
+        inodes: s.files,
+        inodesUsed: s.files - s.ffree,
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private podCgroups(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const qos of QOS_DIRS) {
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(this.dir("memory", qos));
+      } catch {
+        continue;
+      }
+      for (const name of names) if (name.startsWith("pod")) out.set(name.slice(3), `${qos}/${name}`);
+    }
+    return out;
+  }
+
+  private bytesUnder(dir: string, depth = 0): number {
+    if (depth > 4) return 0;
+    let total = 0;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return 0;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) total += this.bytesUnder(p, depth + 1);
+      else if (e.isFile()) {
+        try {
+          total += fs.statSync(p).size;
+        } catch {
+          // removed meanwhile
+        }
+      }
+    }
+    return total;
+  }
+
+  /** The Summary for the pods of `snapshot` (the last relist): node first, then each pod. */
+  summary(snapshot: RuntimeSnapshot | undefined, nowMs: number): Record<string, unknown> {
+    const time = new Date(nowMs).toISOString();
+    const meminfo = readMeminfo(this.procRoot);
+    const nodeMemory = this.memory("", nowMs);
+    const total = meminfo.get("MemTotal") ?? 0;
+    const memory = nodeMemory && this.version === 1
+      ? { ...nodeMemory, availableBytes: Math.max(0, total - nodeMemory.workingSetBytes) }
+      : (() => {
+          const ws = Math.max(0, total - (meminfo.get("MemFree") ?? 0) - (meminfo.get("Inactive(file)") ?? 0));
+          return { time, availableBytes: total - ws, usageBytes: total - (meminfo.get("MemFree") ?? 0), workingSetBytes: ws };
+        })();
+    const pidMax = Number((readText(path.join(this.procRoot, "sys/kernel/pid_max")) ?? "").trim());
+    const loadavg = readText(path.join(this.procRoot, "loadavg"));
+    const curproc = loadavg ? Number(loadavg.split(" ")[3]?.split("/")[1]) : NaN;
+    const nodefs = this.filesystem(this.options.nodefsPath, nowMs);
+    const node = {
+      nodeName: this.options.nodeName,
+      systemContainers: [] as unknown[],
+      startTime: this.startTime,
+      cpu: this.cpu("", nowMs),
+      memory,
+      fs: nodefs,
+      runtime: { imageFs: this.filesystem(this.options.imagefsPath, nowMs) },
+      rlimit: { time, ...(Number.isFinite(pidMax) ? { maxpid: pidMax } : {}), ...(Number.isFinite(curproc) ? { curproc } : {}) },
+    };
+    const cgroups = this.podCgroups();
+    const pods: unknown[] = [];
+    for (const sandbox of snapshot?.sandboxes ?? []) {
+      if (sandbox.state !== "ready") continue;
+      const relative = cgroups.get(sandbox.podUid);
+      let logDir: string | undefined;
+      try {
+        logDir = podLogDirectory(this.options.podLogsDir, sandbox);
+      } catch {
+        logDir = undefined;
+      }
+      const containers = (snapshot?.containers ?? [])
+        .filter((c) => c.sandboxId === sandbox.id && c.state === "running")
+        .map((c) => {
+          const logBytes = logDir ? this.bytesUnder(path.join(logDir, c.name)) : 0;
+          return {
+            name: c.name,
+            startTime: new Date(Number(c.startedAtNs / 1_000_000n)).toISOString(),
+            cpu: relative ? this.cpu(`${relative}/${c.id}`, nowMs) : undefined,
+            memory: relative ? this.memory(`${relative}/${c.id}`, nowMs) : undefined,
+            logs: { ...(nodefs ?? { time }), usedBytes: logBytes },
+          };
+        });
+      const logBytes = logDir ? this.bytesUnder(logDir) : 0;
+      const processes = relative ? Number((readText(path.join(this.dir("pids", relative), "pids.current")) ?? "").trim()) : NaN;
+      pods.push({
+        podRef: { name: sandbox.podName, namespace: sandbox.podNamespace, uid: sandbox.podUid },
+        startTime: new Date(Number(sandbox.createdAtNs / 1_000_000n)).toISOString(),
+        containers,
+        cpu: relative ? this.cpu(relative, nowMs) : undefined,
+        memory: relative ? this.memory(relative, nowMs) : undefined,
+        "ephemeral-storage": { ...(nodefs ?? { time }), usedBytes: logBytes },
+        ...(Number.isFinite(processes) ? { process_stats: { process_count: processes } } : {}),
+      });
+    }
+    return { node, pods };
+  }
+}
