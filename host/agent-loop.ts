@@ -1,6 +1,7 @@
 // The host's event loop around the core: feeds it pods, relists and action results; carries out
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
+import { PodFeeder } from "./pod-feeder.js";
 import type { ActionResult, NodePressure, PlannedAction, PodSpec, RuntimeSnapshot } from "./core-types.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
@@ -61,6 +62,7 @@ export class AgentLoop {
   lastRelistOkMs = 0;
   /** The newest relist: which containers each pod has, for the stats pass. */
   private lastSnapshot: RuntimeSnapshot | undefined;
+  private feeder = new PodFeeder();
   private statsTimer?: NodeJS.Timeout;
   /** The pressure conditions the core last announced. */
   pressure: NodePressure = { memory: false, disk: false, pid: false };
@@ -168,7 +170,7 @@ export class AgentLoop {
   /** Gives the core the desired pods; returns the ones it refused (setPods logs them). */
   private feedPods(): { index: number; origin: string; field: string; message: string }[] {
     const specs: PodSpec[] = this.desired.map((p) => p.spec);
-    const rejections = this.withCore((core) => core.handlePods(this.nowMs(), specs)) ?? [];
+    const rejections = this.feeder.feed(specs, (step) => this.withCore((core) => core.handlePods(this.nowMs(), step)));
     return rejections.map((r) => {
       const origin = this.desired[r.index]?.origin ?? "?";
       return { index: r.index, origin, field: r.field, message: r.message };
@@ -196,6 +198,7 @@ export class AgentLoop {
     this.core = undefined;
     void this.createCore().then((core) => {
       this.core = core;
+      this.feeder.reset();
       this.options.podTable.resetVersions();
       this.options.onCoreReplaced?.();
       this.feedPods();

@@ -2,6 +2,8 @@
 // /pods). Only the owner of the root directory can reach it (the socket is created 0600).
 import fs from "node:fs";
 import http from "node:http";
+import v8 from "node:v8";
+import { reliefCollections } from "./memory-relief.js";
 import type { PodTable } from "./pod-table.js";
 
 export function startControlSocket(socketPath: string, table: PodTable): Promise<http.Server> {
@@ -12,6 +14,12 @@ export function startControlSocket(socketPath: string, table: PodTable): Promise
     if (req.method === "GET" && req.url === "/pods") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(table.snapshot()));
+      return;
+    }
+    if (req.method === "GET" && req.url === "/debug/memory") {
+      // The agent's memory as V8 sees it, to tell live objects from pages kept after a burst.
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ process: process.memoryUsage(), heapSpaces: v8.getHeapSpaceStatistics(), reliefCollections: reliefCollections() }));
       return;
     }
     if (req.method === "GET" && req.url === "/healthz") {

@@ -8,6 +8,7 @@ import { MAX_MANIFEST_FILES } from "./limits.js";
 import { ManifestError, podFromManifest } from "./manifest.js";
 import { readManifestBytes, resolveEntry } from "./manifest-files.js";
 import { decodeManifest } from "./manifest-text.js";
+import { noteAllocation } from "../memory-relief.js";
 import { parseManifestDocuments } from "./yaml-documents.js";
 
 export const STATIC_POD_RESCAN_MS = 20_000;
@@ -84,6 +85,9 @@ interface CachedFile {
   result: ScanResult;
 }
 
+/** Heap bytes parsing costs per byte of YAML, roughly (see limits.ts), for memory relief. */
+const PARSE_COST_FACTOR = 100;
+
 /** Errors that say the file is gone for good, as opposed to a read that failed this time. */
 const GONE = new Set(["ENOENT", "ENOTDIR"]);
 
@@ -143,6 +147,7 @@ function scanEntry(file: string, nodeName: string, cache?: Map<string, CachedFil
   const cached = cache?.get(file);
   if (cached && cached.identity === read.identity) return cached.result;
   const result = manifestsFromBytes(read.bytes, file, nodeName);
+  noteAllocation(read.bytes.length * PARSE_COST_FACTOR);
   cache?.set(file, { identity: read.identity, result });
   return result;
 }

@@ -22,15 +22,16 @@ const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDi
 
 const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${nanolet.proc.pid}/status`, "utf8"))[1]) / 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** RSS once it stops moving: the lowest of a few samples a second apart. */
+/** RSS once it stops moving: sampled every second until five samples agree within 0.5 MiB (at most 60 s). */
 async function settledRss() {
-  await sleep(5000);
   const samples = [];
-  for (let i = 0; i < 5; i++) {
-    samples.push(rssMiB());
+  for (let i = 0; i < 60; i++) {
     await sleep(1000);
+    samples.push(rssMiB());
+    const last = samples.slice(-5);
+    if (last.length === 5 && Math.max(...last) - Math.min(...last) <= 0.5) break;
   }
-  return Math.min(...samples);
+  return Math.min(...samples.slice(-5));
 }
 
 const bigEnv = (n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: env}\nspec:\n  containers:\n  - name: a\n    image: busybox\n    env:\n${Array.from({ length: n }, (_, i) => `    - {name: V${i}, value: x}`).join("\n")}\n    - {name: "A=B", value: x}\n`;
