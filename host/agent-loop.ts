@@ -131,7 +131,10 @@ export class AgentLoop {
     const rejected = this.feedPods();
     const seen = new Set<string>();
     for (const p of [...scan.problems, ...rejected]) {
-      const key = `${p.origin}\u0000${p.field}\u0000${p.message}`;
+      // A pod the core refused is logged once per pod and field, not again when only the words
+      // change (OutOfpods says how many pods are used, which changes with every deletion).
+      const uid = "index" in p && typeof p.index === "number" ? this.desired[p.index]?.spec.uid : undefined;
+      const key = uid !== undefined ? `${p.origin}\u0000${uid}\u0000${p.field}` : `${p.origin}\u0000${p.field}\u0000${p.message}`;
       seen.add(key);
       if (!this.loggedProblems.has(key)) log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
     }

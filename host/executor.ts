@@ -194,7 +194,7 @@ export class Executor {
     const { runtime, log, onEvent } = this.options;
     const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
     if (await runtime.imagePresent(image)) {
-      event("Pulled", `Container image "${image}" already present on machine`);
+      event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
       return;
     }
     const pod = `${action.podNamespace}/${action.podName}`;

@@ -510,7 +510,7 @@ export class Agent {
         if (flight.resources !== null) rec.applied.set(c.id, new AppliedResources(changetype<LinuxResources>(flight.resources), flight.requests, flight.limits));
         rec.waiting.delete(flight.containerName);
         this.ctx.imageBackoff.reset(imagePullKey(rec.uid, flight.image));
-        this.ctx.event(rec, flight.containerName, EventType.Normal, "Created", "Created container " + flight.containerName);
+        this.ctx.event(rec, flight.containerName, EventType.Normal, "Created", "Container created");
         break;
       }
       case ActionTag.StartContainer: {
@@ -519,7 +519,7 @@ export class Agent {
           c.state = ContainerState.Running;
           c.startedAtNs = nowNs;
         }
-        this.ctx.event(rec, flight.containerName, EventType.Normal, "Started", "Started container " + flight.containerName);
+        this.ctx.event(rec, flight.containerName, EventType.Normal, "Started", "Container started");
         break;
       }
       case ActionTag.StopContainer:

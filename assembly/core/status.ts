@@ -94,7 +94,22 @@ export function containerStatuses(
         }
       } else {
         status.state = ContainerStatusState.Waiting;
-        status.reason = "ContainerCreating";
+        const previous = previousExited(containers, c.name, latest);
+        if (previous !== null) {
+          // A restart under way (created, not yet started): the kubelet's status goes from
+          // CrashLoopBackOff straight to Running, the count rising with the new instance running;
+          // so until then the exit stays the last state and the count stays.
+          hasTerminated = true;
+          status.containerId = previous.id;
+          status.restartCount = previous.attempt;
+          status.startedAtNs = previous.startedAtNs;
+          status.reason = waiting.has(c.name) ? waiting.get(c.name).reason : "CrashLoopBackOff";
+          if (waiting.has(c.name)) status.message = waiting.get(c.name).message;
+          status.exitCode = previous.exitCode;
+          status.lastState = terminatedState(previous);
+        } else {
+          status.reason = "ContainerCreating";
+        }
       }
     } else {
       status.state = ContainerStatusState.Waiting;

@@ -143,6 +143,8 @@ export class ClusterAgent {
         namespace: action.podNamespace,
         podName: action.podName,
         podUid: action.podUid,
+        // The pod's version when the event happened, as upstream's object reference carries it.
+        resourceVersion: this.apiPods.get(action.podUid)?.metadata?.resourceVersion,
         containerName: kind.val.containerName,
         type: kind.val.eventType === "warning" ? "Warning" : "Normal",
         reason: kind.val.reason,

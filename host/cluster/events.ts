@@ -1,7 +1,8 @@
 // Events to the apiserver as client-go's recorder sends them for the kubelet: a repeat of the
 // same event (same object, type, reason and message) within 10 minutes bumps the count and
 // lastTimestamp of the existing Event by a patch instead of creating another; a spam filter
-// allows each object a burst of 25 events and one more per 5 minutes; the whole node sends at
+// allows each object a burst of 25 events of one kind (type, reason, message) and one more per 5
+// minutes; the whole node sends at
 // most 50 per second with a burst of 100 (kubelet eventRecordQPS / eventBurst). Refused or
 // failed events are counted and dropped: events are best effort.
 import type { Logger } from "../log.js";
@@ -21,6 +22,8 @@ export interface EventInput {
   namespace: string;
   podName: string;
   podUid: string;
+  /** The involved pod's resourceVersion, when it came from the apiserver. */
+  resourceVersion?: string;
   containerName: string;
   type: "Normal" | "Warning";
   reason: string;
@@ -75,11 +78,14 @@ export class EventRecorder {
   record(e: EventInput): void {
     const nowMs = this.nowMs();
     const objectKey = `${e.namespace}/${e.podUid}`;
-    let bucket = this.perObject.get(objectKey);
+    // client-go's spam key: the object and the event's type, reason and message, so a repeating
+    // BackOff is throttled on its own and other events of the pod still pass.
+    const spamKey = [objectKey, e.type, e.reason, e.message].join("\u0000");
+    let bucket = this.perObject.get(spamKey);
     if (!bucket) {
       if (this.perObject.size >= MAX_REMEMBERED) this.perObject.clear();
       bucket = new TokenBucket(OBJECT_BURST, OBJECT_BURST, OBJECT_REFILL_MS, nowMs);
-      this.perObject.set(objectKey, bucket);
+      this.perObject.set(spamKey, bucket);
     }
     if (!bucket.take(nowMs) || !this.node.take(nowMs)) {
       this.droppedCount++;
@@ -112,6 +118,7 @@ export class EventRecorder {
             namespace: e.namespace,
             name: e.podName,
             uid: e.podUid,
+            resourceVersion: e.resourceVersion,
             fieldPath: e.containerName ? `spec.containers{${e.containerName}}` : undefined,
           },
       reason: e.reason,

@@ -10,15 +10,21 @@ import type { PodObject } from "./pod-reflector.js";
 export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 export const HASH_ANNOTATION = "kubernetes.io/config.hash";
 export const SOURCE_ANNOTATION = "kubernetes.io/config.source";
+export const SEEN_ANNOTATION = "kubernetes.io/config.seen";
+
+/** Every static pod tolerates every NoExecute taint, as upstream gives pods from files. */
+const TOLERATE_NO_EXECUTE = { operator: "Exists", effect: "NoExecute" };
 
 export function isMirrorPod(pod: PodObject): boolean {
   return pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
 }
 
 /** The mirror pod object for a static pod. */
-export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: string): PodObject {
+export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: string, seenIso = new Date().toISOString()): PodObject {
   const manifest = (pod.manifest ?? {}) as PodObject;
   const metadata = manifest.metadata ?? {};
+  const spec = manifest.spec ?? {};
+  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -26,15 +32,26 @@ export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: strin
       name: pod.spec.name,
       namespace: pod.spec.namespace,
       labels: metadata.labels,
-      annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SOURCE_ANNOTATION]: "file" },
+      annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SEEN_ANNOTATION]: seenIso, [SOURCE_ANNOTATION]: "file" },
       ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid, controller: true }],
     },
-    spec: { ...(manifest.spec ?? {}), nodeName },
+    spec: { ...spec, nodeName, tolerations: [...tolerations, TOLERATE_NO_EXECUTE] },
   };
 }
 
 export class MirrorPods {
   private busy = new Set<string>();
+  /** When each static pod was first seen (the config.seen annotation), by uid. */
+  private seen = new Map<string, string>();
+
+  private seenAt(uid: string): string {
+    let at = this.seen.get(uid);
+    if (!at) {
+      at = new Date().toISOString().replace("Z", "000000Z"); // RFC 3339 with nanoseconds, as the kubelet writes it
+      this.seen.set(uid, at);
+    }
+    return at;
+  }
 
   constructor(
     private client: ApiClient,
@@ -51,6 +68,8 @@ export class MirrorPods {
     const byName = new Map<string, PodObject>();
     for (const p of apiPods) byName.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
     const wanted = new Set<string>();
+    const uids = new Set(staticPods.map((p) => p.spec.uid));
+    for (const uid of this.seen.keys()) if (!uids.has(uid)) this.seen.delete(uid);
     for (const pod of staticPods) {
       const key = `${pod.spec.namespace}/${pod.spec.name}`;
       wanted.add(key);
@@ -66,7 +85,7 @@ export class MirrorPods {
           // node, as every bound pod does): it goes at once and a new one takes its place.
           await this.delete(existing);
         }
-        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!));
+        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)));
         this.log.log("info", "Mirror pod created", { pod: key });
       });
     }

@@ -42,15 +42,29 @@ export interface NodeCondition {
 
 const kib = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
 
+/** A byte count as the kubelet writes huge page quantities: `0`, or in the largest exact binary unit. */
+function binaryQuantity(bytes: number): string {
+  if (bytes === 0) return "0";
+  for (const [unit, size] of [["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]] as const) if (bytes % size === 0) return `${bytes / size}${unit}`;
+  return String(bytes);
+}
+
+function hugepages(machine: MachineInfo): Record<string, string> {
+  return Object.fromEntries((machine.hugepages ?? []).map((p) => [p.resource, binaryQuantity(p.bytes)]));
+}
+
 export function capacity(machine: MachineInfo, maxPods = MAX_PODS): Record<string, string> {
-  return { cpu: String(machine.cpuCount), memory: kib(machine.memoryBytes), "ephemeral-storage": kib(machine.ephemeralStorageBytes), pods: String(maxPods) };
+  return { cpu: String(machine.cpuCount), "ephemeral-storage": kib(machine.ephemeralStorageBytes), ...hugepages(machine), memory: kib(machine.memoryBytes), pods: String(maxPods) };
 }
 
 export function allocatable(machine: MachineInfo, evictionMemoryBytes = EVICTION_MEMORY_BYTES, maxPods = MAX_PODS): Record<string, string> {
+  // Memory held in huge page pools is not allocatable as ordinary memory, as upstream.
+  const hugepageBytes = (machine.hugepages ?? []).reduce((sum, p) => sum + p.bytes, 0);
   return {
     cpu: String(machine.cpuCount),
-    memory: kib(Math.max(0, machine.memoryBytes - evictionMemoryBytes)),
     "ephemeral-storage": String(Math.floor(machine.ephemeralStorageBytes * (1 - EVICTION_NODEFS_FRACTION))),
+    ...hugepages(machine),
+    memory: kib(Math.max(0, machine.memoryBytes - evictionMemoryBytes - hugepageBytes)),
     pods: String(maxPods),
   };
 }

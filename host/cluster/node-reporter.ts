@@ -20,7 +20,16 @@ export interface NodeReporterOptions {
   onEvent?: (type: "Normal" | "Warning", reason: string, message: string) => void;
 }
 
+/** The event reason for each condition's False and True status, as the kubelet names them. */
+const CONDITION_EVENTS: Record<string, [string, string]> = {
+  MemoryPressure: ["NodeHasSufficientMemory", "NodeHasInsufficientMemory"],
+  DiskPressure: ["NodeHasNoDiskPressure", "NodeHasDiskPressure"],
+  PIDPressure: ["NodeHasSufficientPID", "NodeHasInsufficientPID"],
+  Ready: ["NodeNotReady", "NodeReady"],
+};
+
 export class NodeReporter {
+  private allocatableSent = false;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private registered = false;
@@ -66,10 +75,16 @@ export class NodeReporter {
       if (key !== this.lastSent) {
         const ready = status.conditions.find((c: NodeCondition) => c.type === "Ready");
         this.options.log.log("info", "Node status reported", { node: this.options.nodeName, ready: ready?.status, message: ready?.message });
-        const wasReady = this.lastConditions?.find((c) => c.type === "Ready")?.status;
-        if (ready && ready.status !== wasReady) {
-          const what = ready.status === "True" ? "NodeReady" : "NodeNotReady";
-          this.options.onEvent?.("Normal", what, `Node ${this.options.nodeName} status is now: ${what}`);
+        // Upstream's node status events: one per condition whose status changed (the first report
+        // included), pressure conditions before Ready.
+        for (const c of status.conditions as NodeCondition[]) {
+          const was = this.lastConditions?.find((p) => p.type === c.type)?.status;
+          const what = CONDITION_EVENTS[c.type]?.[c.status === "True" ? 1 : 0];
+          if (what && c.status !== was) this.options.onEvent?.("Normal", what, `Node ${this.options.nodeName} status is now: ${what}`);
+        }
+        if (!this.allocatableSent) {
+          this.allocatableSent = true;
+          this.options.onEvent?.("Normal", "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods");
         }
       }
       this.lastSent = key;

@@ -18,6 +18,8 @@ export interface MachineInfo {
   systemUuid: string;
   hostname: string;
   internalIp: string;
+  /** Huge page pools, as the Node lists them: `hugepages-2Mi` to the bytes reserved (often 0). */
+  hugepages: { resource: string; bytes: number }[];
 }
 
 const ARCHES: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x", riscv64: "riscv64" };
@@ -44,6 +46,44 @@ export function primaryIpv4(): string {
   return "127.0.0.1";
 }
 
+/**
+ * The machine's UUID where cadvisor looks for it: DMI on PCs and most VMs, the device tree on ARM
+ * and POWER boards (their firmware's system-id or the hypervisor's vm,uuid). Empty when none has it.
+ */
+function systemUuid(): string {
+  for (const file of ["/sys/class/dmi/id/product_uuid", "/proc/device-tree/system-id", "/proc/device-tree/vm,uuid"]) {
+    const text = readTrimmed(file).replace(/\0+$/, "");
+    if (text) return text;
+  }
+  return "";
+}
+
+/** A huge page size in KiB as a quantity suffix: 2048 -> 2Mi, 1048576 -> 1Gi. */
+function pageSizeName(kib: number): string {
+  if (kib % (1024 * 1024) === 0) return `${kib / (1024 * 1024)}Gi`;
+  if (kib % 1024 === 0) return `${kib / 1024}Mi`;
+  return `${kib}Ki`;
+}
+
+/** Each pool under /sys/kernel/mm/hugepages (`hugepages-2048kB`), with the bytes it holds. */
+export function hugepagePools(dir = "/sys/kernel/mm/hugepages"): { resource: string; bytes: number }[] {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const pools: { resource: string; bytes: number; kib: number }[] = [];
+  for (const name of names) {
+    const m = /^hugepages-(\d+)kB$/.exec(name);
+    if (!m) continue;
+    const kib = Number(m[1]);
+    const count = Number(readTrimmed(`${dir}/${name}/nr_hugepages`) || "0");
+    pools.push({ resource: `hugepages-${pageSizeName(kib)}`, bytes: (Number.isFinite(count) ? count : 0) * kib * 1024, kib });
+  }
+  return pools.sort((a, b) => a.kib - b.kib).map(({ resource, bytes }) => ({ resource, bytes }));
+}
+
 export function readMachineInfo(rootDir: string): MachineInfo {
   let ephemeralStorageBytes = 0;
   try {
@@ -61,8 +101,9 @@ export function readMachineInfo(rootDir: string): MachineInfo {
     architecture: ARCHES[process.arch] ?? process.arch,
     machineId: readTrimmed("/etc/machine-id"),
     bootId: readTrimmed("/proc/sys/kernel/random/boot_id"),
-    systemUuid: readTrimmed("/sys/class/dmi/id/product_uuid"),
+    systemUuid: systemUuid(),
     hostname: os.hostname(),
     internalIp: primaryIpv4(),
+    hugepages: hugepagePools(),
   };
 }

@@ -113,7 +113,10 @@ describe("agent: restart policies and crash-loop back-off", () => {
     expect(createdId.length).toBeGreaterThan(0);
     expect(node.container(createdId).state).toBe(ContainerState.Created);
     const status = node.statuses.get("u1");
-    expect(status.containerStatuses[0].reason).toBe("ContainerCreating");
+    // As the kubelet shows it: still CrashLoopBackOff with the old count until the new one runs.
+    expect(status.containerStatuses[0].reason).toBe("CrashLoopBackOff");
+    expect(status.containerStatuses[0].restartCount).toBe(0);
+    expect(status.containerStatuses[0].lastState!.exitCode).toBe(3);
     expect(node.phase("u1")).toBe(PodPhase.Running); // upstream: waiting with a last termination counts as stopped
   });
 

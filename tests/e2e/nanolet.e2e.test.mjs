@@ -49,7 +49,7 @@ describe("nanolet on containerd", { concurrency: false }, () => {
 
       const table = execFileSync(process.execPath, [nanoletBin, "pods", "--root-dir", nanolet.rootDir], { encoding: "utf8" });
       assert.match(table, /default\s+web-e2e-node\s+Running\s+0\s+main:running/);
-      assert.ok(nanolet.logLines(/msg="Started container main" pod=default\/web-e2e-node container=main/).length >= 1);
+      assert.ok(nanolet.logLines(/msg="Container started" pod=default\/web-e2e-node container=main/).length >= 1);
       // The container's output lands where the kubelet puts it: <ns>_<pod>_<uid>/<container>/<restart>.log
       const logFile = path.join(nanolet.logsDir, `default_web-e2e-node_${pod.uid}`, "main", "0.log");
       const line = await waitFor("the container's log line", () => fs.existsSync(logFile) && fs.readFileSync(logFile, "utf8").split("\n").find((l) => l.endsWith("hello from web")), 10_000);
@@ -192,7 +192,7 @@ describe("nanolet on containerd", { concurrency: false }, () => {
       await new Promise((r) => setTimeout(r, 3000));
       assert.equal(adopted.containers[0].containerId, pod.containers[0].containerId);
       assert.deepEqual(runtimeContainers(containerd).map((c) => c.id).sort(), before);
-      assert.equal(second.logLines(/msg="Created container/).length, 0, "nothing was created again");
+      assert.equal(second.logLines(/msg="Container created"/).length, 0, "nothing was created again");
     });
   });
 
