@@ -21,6 +21,7 @@ import { startHealthzServer } from "./server/kubelet-server.js";
 import { plegProblem, startKubeletApi } from "./server/kubelet-api.js";
 import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
 import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
+import { ContainerLogManager } from "./logs/container-log-manager.js";
 import { SummaryProvider } from "./node/summary.js";
 import { StaticPodSource } from "./sources/static-pods.js";
 import { simCommand } from "./sim/cli.js";
@@ -74,6 +75,10 @@ Flags of run:
   --healthz-bind-address IP          default 127.0.0.1
   --read-only-port N                 unauthenticated plain HTTP with the read-only endpoints; off
                                      unless set (default 0)
+  --container-log-max-size SIZE      a container's log is rotated past this (default 10Mi)
+  --container-log-max-files N        log files kept per container, the live one included
+                                     (default 5; older ones are gzipped)
+  --container-log-monitor-interval DURATION  how often log sizes are checked (default 10s)
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -81,6 +86,16 @@ Flags of pods:
   --root-dir DIR                     as given to run
   -o json                            print JSON instead of a table
 `;
+
+/** A size as the kubelet's flags take it: bytes, or with a binary (Ki, Mi, Gi) or decimal (K, M, G) suffix. */
+export function parseByteSize(text: string, flag: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi|K|M|G)?$/.exec(text.trim());
+  if (!m) throw new Error(`${flag}: invalid size "${text}" (use e.g. 10Mi)`);
+  const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, K: 1e3, M: 1e6, G: 1e9 }[m[2] as string] ?? 1;
+  const bytes = Number(m[1]) * unit;
+  if (!(bytes > 0) || !Number.isSafeInteger(bytes)) throw new Error(`${flag}: must be greater than zero`);
+  return bytes;
+}
 
 export function parseDurationMs(text: string, flag: string): number {
   const m = /^(\d+)(ms|s|m)$/.exec(text.trim());
@@ -140,6 +155,9 @@ async function run(argv: string[]): Promise<number> {
       "healthz-port": { type: "string", default: "10248" },
       "healthz-bind-address": { type: "string", default: "127.0.0.1" },
       "read-only-port": { type: "string", default: "0" },
+      "container-log-max-size": { type: "string", default: "10Mi" },
+      "container-log-max-files": { type: "string", default: "5" },
+      "container-log-monitor-interval": { type: "string", default: "10s" },
     },
     strict: true,
   });
@@ -269,6 +287,13 @@ async function run(argv: string[]): Promise<number> {
       }),
     }),
   });
+  const logManager = new ContainerLogManager({
+    runtime, podLogsDir: values["pod-logs-dir"]!, log, snapshot: () => loop.snapshot,
+    maxSizeBytes: parseByteSize(values["container-log-max-size"]!, "--container-log-max-size"),
+    maxFiles: Number(values["container-log-max-files"]),
+    periodMs: parseDurationMs(values["container-log-monitor-interval"]!, "--container-log-monitor-interval"),
+  });
+  logManager.start();
   const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, values["healthz-bind-address"]!, syncLoopProblem) : undefined;
   const source = new StaticPodSource(
     manifestDir,
@@ -294,6 +319,7 @@ async function run(argv: string[]): Promise<number> {
       podTable.stop();
       server.close();
       api?.close();
+      logManager.stop();
       healthz?.close();
       runtime.close();
       recording?.close();

@@ -92,6 +92,15 @@ const CHUNK_BYTES = 64 * 1024;
 /** How often a followed log is checked for new data and for its container's end. */
 export const FOLLOW_POLL_MS = 250;
 
+/** Whether the open file `fd` is no longer the one at `file` (and a new one is there). */
+function rotatedAway(fd: number, file: string): boolean {
+  try {
+    return fs.statSync(file).ino !== fs.fstatSync(fd).ino;
+  } catch {
+    return false; // not there yet: the runtime has not reopened it
+  }
+}
+
 export interface LogSource {
   file: string;
   /** For `follow`: whether the container still runs (the stream ends after it stops). */
@@ -120,7 +129,7 @@ export async function writeContainerLog(res: http.ServerResponse, source: LogSou
   };
 
   const joiner = new LogLineJoiner();
-  const fd = fs.openSync(source.file, "r");
+  let fd = fs.openSync(source.file, "r");
   try {
     let position = 0;
     let rest = "";
@@ -162,6 +171,16 @@ export async function writeContainerLog(res: http.ServerResponse, source: LogSou
       if (closed) return;
       const running = await source.stillRunning().catch(() => false);
       if (!(await readAvailable(emit))) return;
+      // Rotated (the log manager renamed the file and the runtime reopened a new one): the old
+      // file was read to its end above; go on with the new one from its start.
+      if (rotatedAway(fd, source.file)) {
+        if (!(await readAvailable(emit))) return; // what the runtime wrote before it reopened
+        fs.closeSync(fd);
+        fd = fs.openSync(source.file, "r");
+        position = 0;
+        rest = "";
+        continue;
+      }
       if (!running) return;
       await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
     }

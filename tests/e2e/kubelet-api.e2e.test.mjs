@@ -115,6 +115,7 @@ if (skip) {
       "--port", String(apiPort), "--healthz-port", String(healthzPort),
       "--tls-cert-file", cp.nodeServingCert.cert, "--tls-private-key-file", cp.nodeServingCert.key,
       "--client-ca-file", ca, "--authentication-token-webhook",
+      "--container-log-max-size", "1Mi", "--container-log-max-files", "3", "--container-log-monitor-interval", "1s",
     ]);
     await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("talker", "i=0; while true; do i=$((i+1)); echo line $i; sleep 0.2; done")) });
     await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("crasher", "echo run $(date +%s); sleep 1; exit 1")) });
@@ -281,6 +282,27 @@ if (skip) {
       for (const name of ["node_cpu_usage_seconds_total", "node_memory_working_set_bytes", "pod_cpu_usage_seconds_total", "container_start_time_seconds"]) assert.ok(r.has(name), name);
       assert.equal(r.get("resource_scrape_error").metrics[0].value, "0");
       assert.ok((await families("/metrics/probes")).has("prober_probe_total"));
+    });
+
+    test("logs rotate under a container writing fast: gzipped, bounded, and kubectl logs -f follows across", async () => {
+      const line = "x".repeat(100);
+      await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("chatty", `i=0; while true; do i=$((i+1)); echo "$i ${line}"; done`)) });
+      const logDir = () => {
+        const base = path.join(work, "logs");
+        const dir = fs.readdirSync(base).find((d) => d.startsWith("default_chatty_"));
+        return dir ? path.join(base, dir, "main") : undefined;
+      };
+      await waitFor("a rotated log gzipped", () => logDir() && fs.readdirSync(logDir()).some((f) => /^0\.log\.\d{8}-\d{6}\.gz$/.test(f)), 90_000, 500);
+      // Follow across at least one more rotation: the numbers keep coming in order, none lost.
+      const rotationsBefore = fs.readdirSync(logDir()).filter((f) => f.startsWith("0.log.")).join(",");
+      const out = await kubectlUntil(cluster, ["logs", "-f", "chatty", "--tail=1"], (o) => o.length > 3 * 1024 * 1024, 90_000);
+      const numbers = out.split("\n").slice(0, -1).map((l) => Number(l.split(" ")[0]));
+      for (let i = 1; i < numbers.length; i++) assert.equal(numbers[i], numbers[i - 1] + 1, `line ${i} follows line ${i - 1}`);
+      assert.notEqual(fs.readdirSync(logDir()).filter((f) => f.startsWith("0.log.")).join(","), rotationsBefore, "rotated meanwhile");
+      const files = fs.readdirSync(logDir());
+      assert.ok(files.length <= 3, `at most 3 files (the live one included): ${files}`);
+      assert.ok(fs.statSync(path.join(logDir(), "0.log")).size < 64 * 1024 * 1024);
+      await cluster.kubectl(["delete", "pod", "chatty", "--grace-period=1", "--wait=false"]);
     });
 
     test("bad requests get the kubelet's 4xx, never a crash", async () => {
