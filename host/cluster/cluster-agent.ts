@@ -4,7 +4,7 @@
 // are (the last list stays desired) and everything unsent goes out when it is back.
 import type { PlannedAction } from "../core-types.js";
 import type { AgentLoop } from "../agent-loop.js";
-import type { Runtime } from "../cri/runtime.js";
+import type { ImageInfo, Runtime } from "../cri/runtime.js";
 import type { Logger } from "../log.js";
 import { readMachineInfo, type MachineInfo } from "../node/machine.js";
 import { ManifestError, podFromApiObject } from "../sources/manifest.js";
@@ -61,6 +61,7 @@ export class ClusterAgent {
   private desiredKeys = new Map<string, { resourceVersion: string; key: string }>();
   private machine: MachineInfo;
   private runtimeName = "containerd";
+  private images: ImageInfo[] | undefined;
   readonly reflector: PodReflector;
   readonly statuses: StatusManager;
   readonly events: EventRecorder;
@@ -296,6 +297,11 @@ export class ClusterAgent {
     } catch {
       health.runtimeReady = undefined;
     }
+    if (health.runtimeReady !== undefined) {
+      // The images the runtime holds; the last list stays when this one fails.
+      this.images = await Promise.race([this.options.runtime.listImages(), timeout]).catch(() => this.images);
+    }
+    health.images = this.images;
     return health;
   }
 }

@@ -1,6 +1,7 @@
 // The Node object and its status, built from machine facts, the runtime's state and the PLEG's
 // health. Pure: times come in as arguments. Condition reasons and messages are upstream's
 // (pkg/kubelet/nodestatus/setters.go).
+import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
 
 /** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.0. */
@@ -29,6 +30,21 @@ export interface NodeHealth {
   evictionMemoryBytes?: number;
   /** `--max-pods`: the Node's pods capacity (default 110). */
   maxPods?: number;
+  /** The runtime's images (CRI ListImages), for status.images; undefined before the first list. */
+  images?: ImageInfo[];
+}
+
+/** Upstream's nodeStatusMaxImages and MaxNamesPerImageInNodeStatus. */
+const MAX_NODE_IMAGES = 50;
+const MAX_NAMES_PER_IMAGE = 5;
+
+/** status.images as the kubelet writes it: largest first, digests then tags, at most 50 and 5 names each. */
+export function nodeImages(images: ImageInfo[]): { names: string[]; sizeBytes: number }[] {
+  return [...images]
+    .filter((i) => i.repoDigests.length + i.repoTags.length > 0)
+    .sort((a, b) => b.sizeBytes - a.sizeBytes || a.id.localeCompare(b.id))
+    .slice(0, MAX_NODE_IMAGES)
+    .map((i) => ({ names: [...i.repoDigests, ...i.repoTags].slice(0, MAX_NAMES_PER_IMAGE), sizeBytes: i.sizeBytes }));
 }
 
 export interface NodeCondition {
@@ -136,6 +152,7 @@ export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeH
       { type: "Hostname", address: nodeName },
     ],
     daemonEndpoints: { kubeletEndpoint: { Port: health.kubeletPort ?? 10250 } },
+    ...(health.images ? { images: nodeImages(health.images) } : {}),
     nodeInfo: {
       machineID: machine.machineId,
       systemUUID: machine.systemUuid,

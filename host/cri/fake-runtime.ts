@@ -13,6 +13,7 @@ import {
   SandboxConfig,
   SandboxInfo,
   type StreamingRequest,
+  type ImageInfo,
 } from "./runtime.js";
 
 interface FakeSandbox extends SandboxInfo {
@@ -211,6 +212,11 @@ export class FakeRuntime implements Runtime {
 
   /** Where `streamingUrl` points; a test sets it to a server of its own. */
   streamingBaseUrl = "http://127.0.0.1:1";
+
+  async listImages(): Promise<ImageInfo[]> {
+    this.record("ListImages");
+    return [...this.images].sort().map((image) => ({ id: `sha256:${image}`, repoTags: [image], repoDigests: [], sizeBytes: 1000 }));
+  }
 
   async reopenContainerLog(id: string): Promise<void> {
     this.record("ReopenContainerLog", id);

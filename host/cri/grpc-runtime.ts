@@ -21,6 +21,7 @@ import {
   SandboxInfo,
   ContainerResources,
   StreamingRequest,
+  type ImageInfo,
 } from "./runtime.js";
 
 const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
@@ -260,6 +261,11 @@ export class GrpcRuntime implements Runtime {
     }
     if (typeof r.url !== "string" || r.url === "") throw new RuntimeError(`${request.kind}: the runtime returned no streaming URL`, GrpcCode.UNKNOWN, request.kind);
     return r.url;
+  }
+
+  async listImages(): Promise<ImageInfo[]> {
+    const r = await this.call(this.imageClient, "ListImages", {});
+    return ((r.images ?? []) as Message[]).map((i) => ({ id: i.id ?? "", repoTags: i.repoTags ?? [], repoDigests: i.repoDigests ?? [], sizeBytes: Number(i.size ?? 0) }));
   }
 
   async reopenContainerLog(id: string): Promise<void> {

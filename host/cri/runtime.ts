@@ -130,6 +130,13 @@ export interface RuntimeCondition {
   message: string;
 }
 
+export interface ImageInfo {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  sizeBytes: number;
+}
+
 /** A streaming session the kubelet API asks the runtime for. */
 export type StreamingRequest =
   | { kind: "exec"; containerId: string; cmd: string[]; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
@@ -159,6 +166,8 @@ export interface Runtime {
   pullImage(image: string): Promise<string>;
   /** CRI Exec, Attach, PortForward: the URL of the runtime's streaming server for this session. */
   streamingUrl(request: StreamingRequest): Promise<string>;
+  /** CRI ListImages: every image the runtime holds (for the Node's status.images). */
+  listImages(): Promise<ImageInfo[]>;
   /** CRI ReopenContainerLog: the runtime reopens the container's log file (after a rotation). */
   reopenContainerLog(id: string): Promise<void>;
   close(): void;

@@ -69,6 +69,18 @@ function clusterSuite(kind) {
       assert.ok(Number(node.status.capacity.cpu) >= 1);
       assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\/1\./);
       assert.deepEqual(node.status.conditions.map((c) => c.type), ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]);
+      assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\/\d+\.\d+\.\d+$/, "the version as the kubelet parses it");
+      for (const [, size] of fs.readdirSync("/sys/kernel/mm/hugepages").map((d) => /^hugepages-(\d+)kB$/.exec(d)).filter(Boolean)) {
+        const name = Number(size) % 1048576 === 0 ? `hugepages-${Number(size) / 1048576}Gi` : `hugepages-${Number(size) / 1024}Mi`;
+        assert.ok(node.status.capacity[name] !== undefined && node.status.allocatable[name] !== undefined, `${name} listed`);
+      }
+      const withImages = await waitFor("status.images", async () => ((await getNode()).status.images?.length > 0 ? getNode() : false));
+      assert.ok(withImages.status.images.some((i) => i.names.some((n) => n.includes("busybox")) && i.sizeBytes > 0));
+      const nodeEvents = await waitFor("node events", async () => {
+        const reasons = (await events()).filter((e) => e.involvedObject.kind === "Node").map((e) => e.reason);
+        return reasons.includes("NodeAllocatableEnforced") ? reasons : false;
+      });
+      for (const r of ["Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"]) assert.ok(nodeEvents.includes(r), `${r} in ${nodeEvents}`);
       const lease = await waitFor("lease", () => cluster.get("leases", "kube-node-lease", NODE));
       assert.equal(lease.spec.holderIdentity, NODE);
       assert.equal(lease.spec.leaseDurationSeconds, 40);
@@ -103,6 +115,9 @@ function clusterSuite(kind) {
         return r.includes("Started") ? r : false;
       });
       for (const reason of ["Pulled", "Created", "Started"]) assert.ok(reasons.includes(reason), `${reason} event in ${reasons}`);
+      const started = (await events()).find((e) => e.involvedObject.name === "web" && e.reason === "Started");
+      assert.equal(started.message, "Container started");
+      assert.equal(started.involvedObject.resourceVersion !== undefined, true, "the pod's version in the reference");
     });
 
     test("a container exit shows the restart count rising, with the exit as lastState", { timeout: 60_000 }, async () => {
@@ -148,6 +163,8 @@ function clusterSuite(kind) {
         return p?.status?.phase === "Running" ? p : false;
       });
       assert.ok(mirror.metadata.annotations["kubernetes.io/config.mirror"]);
+      assert.match(mirror.metadata.annotations["kubernetes.io/config.seen"], /^\d{4}-\d{2}-\d{2}T/);
+      assert.ok(mirror.spec.tolerations.some((t) => t.operator === "Exists" && t.effect === "NoExecute" && !t.key), "static pods tolerate every NoExecute taint");
       assert.equal(mirror.spec.nodeName, NODE);
       fs.rmSync(path.join(manifestDir, "static.yaml"));
       await waitFor("mirror pod deleted with its static pod", async () => (await getPod(`static-${NODE}`)) === undefined, 30_000);
