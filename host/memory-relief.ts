@@ -10,6 +10,7 @@ import vm from "node:vm";
 export const RELIEF_BUDGET_BYTES = 16 * 1024 * 1024;
 /** Quiet time after the last noted burst: the scan's pods reach the core and the logs first. */
 const QUIET_MS = 2_000;
+const QUIET_COLLECTIONS = 3;
 
 let collect: (() => void) | undefined;
 try {
@@ -43,7 +44,9 @@ export function noteAllocation(bytes: number): void {
   clearTimeout(timer);
   timer = setTimeout(() => {
     timer = undefined;
-    collectNow();
+    // A full collection compacts only the most fragmented pages; V8's own memory reducer runs a
+    // few in a row for that reason, and so does this one, once, when the burst is over.
+    for (let i = 0; i < QUIET_COLLECTIONS; i++) collectNow();
   }, QUIET_MS);
   timer.unref();
 }

@@ -2,13 +2,13 @@
 // memory for good: WebAssembly memory only grows, and a pod costs the core about 190 bytes per
 // string while it is lowered and read (12 new pods of 7,000 environment variables each grew the
 // core by 32 MiB in one call, and kept it). Pods the core accepted last time are given every
-// time, as before; new pods join them in steps of at most STEP_WEIGHT, in the set's own order, so
+// time, as before; new pods join them in steps of at most STEP_WEIGHT (1 MiB), in the set's own order, so
 // the core's peak is what it holds plus one step. In the usual case (small pods) there is one
 // step, the same call as without steps. Within a feed, the core never sees a pod it holds vanish.
 import type { PodRejection, PodSpec } from "./core-types.js";
 
 /** Estimated core bytes of new pods per step: a few large pods, or every small one. */
-export const STEP_WEIGHT = 2 * 1024 * 1024;
+export const STEP_WEIGHT = 1024 * 1024;
 /** Estimated core bytes per string (lowered copy, lifted copy, their headers) and per character. */
 const STRING_COST = 64;
 const CHAR_COST = 4;
