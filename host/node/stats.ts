@@ -28,7 +28,7 @@ export interface StatsOptions {
 
 const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
 
-function readText(file: string): string | undefined {
+export function readText(file: string): string | undefined {
   try {
     return fs.readFileSync(file, "utf8");
   } catch {
@@ -43,10 +43,53 @@ function readNumber(file: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+/** A value of a `key value` file (memory.stat); undefined when absent. */
+export function statField(text: string, key: string): number | undefined {
+  const m = new RegExp(`(?:^|\n)${key} (\\d+)`).exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** A value of a `key value` file (memory.stat); 0 when absent. */
 function statValue(text: string, key: string): number {
-  const m = new RegExp(`(?:^|\n)${key} (\\d+)`).exec(text);
-  return m ? Number(m[1]) : 0;
+  return statField(text, key) ?? 0;
+}
+
+/** Bytes under a directory (a pod's logs), without following links, at most `maxDepth` down. */
+export function directoryBytes(dir: string, maxDepth = 8): number {
+  let total = 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += maxDepth > 0 ? directoryBytes(p, maxDepth - 1) : 0;
+    else if (e.isFile()) {
+      try {
+        total += fs.statSync(p).size;
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }
+  return total;
+}
+
+/** Where each pod's cgroup is, given where a relative cgroup path lies: uid to `kubepods/<qos>/pod<uid>`. */
+export function podCgroupPaths(memoryDirOf: (relative: string) => string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const qos of QOS_DIRS) {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(memoryDirOf(qos));
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.startsWith("pod")) out.set(name.slice(3), `${qos}/${name}`);
+  }
+  return out;
 }
 
 /** /proc/meminfo in bytes by field name. */
@@ -100,17 +143,7 @@ export class StatsCollector {
 
   /** Where each pod's cgroup is, relative to a hierarchy root: `kubepods/<qos>/pod<uid>`. */
   private podCgroups(): Map<string, string> {
-    const out = new Map<string, string>();
-    for (const qos of QOS_DIRS) {
-      let names: string[] = [];
-      try {
-        names = fs.readdirSync(this.memoryDir(qos));
-      } catch {
-        continue;
-      }
-      for (const name of names) if (name.startsWith("pod")) out.set(name.slice(3), `${qos}/${name}`);
-    }
-    return out;
+    return podCgroupPaths((relative) => this.memoryDir(relative));
   }
 
   private filesystem(signalPrefix: string, dir: string): SignalObservation[] {
@@ -134,28 +167,6 @@ export class StatsCollector {
     return [{ signal: "pid.available", available: BigInt(max - total), capacity: BigInt(max) }];
   }
 
-  /** Bytes under a directory (the pod's logs), without following links. */
-  private directoryBytes(dir: string): number {
-    let total = 0;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return 0;
-    }
-    for (const e of entries) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) total += this.directoryBytes(p);
-      else if (e.isFile()) {
-        try {
-          total += fs.statSync(p).size;
-        } catch {
-          // removed meanwhile
-        }
-      }
-    }
-    return total;
-  }
 
   collect(pods: StatsPod[]): NodeStats {
     const meminfo = readMeminfo(this.procRoot);
@@ -183,7 +194,7 @@ export class StatsCollector {
       usage.push({
         uid: pod.uid,
         memoryWorkingSetBytes: BigInt(workingSet),
-        ephemeralStorageBytes: BigInt(this.directoryBytes(pod.logDir)),
+        ephemeralStorageBytes: BigInt(directoryBytes(pod.logDir)),
         processCount: BigInt(processes),
         containers: pod.containers.flatMap((c) => {
           const ws = this.workingSetBytes(`${relative}/${c.id}`);

@@ -7,24 +7,11 @@ import path from "node:path";
 import type { RuntimeSnapshot } from "../core-types.js";
 import { podLogDirectory } from "../executor.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
-import { readMeminfo } from "./stats.js";
+import { directoryBytes, podCgroupPaths, readMeminfo, readText, statField } from "./stats.js";
 
-const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
 /** Readings kept for rates: one per cgroup seen, bounded. */
 const MAX_CPU_READINGS = 4096;
 
-function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function statValue(text: string, key: string): number | undefined {
-  const m = new RegExp(`(?:^|\n)${key} (\\d+)`).exec(text);
-  return m ? Number(m[1]) : undefined;
-}
 
 export interface CpuStats {
   time: string;
@@ -90,7 +77,7 @@ export class SummaryProvider {
       const f = line.split(/\s+/).slice(1).map(Number);
       if (f.length >= 8) ns = (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 10_000_000;
     } else {
-      const usec = statValue(readText(path.join(this.dir("cpu", relative), "cpu.stat")) ?? "", "usage_usec");
+      const usec = statField(readText(path.join(this.dir("cpu", relative), "cpu.stat")) ?? "", "usage_usec");
       ns = usec === undefined ? undefined : usec * 1000;
     }
     if (ns === undefined || !Number.isFinite(ns)) return undefined;
@@ -108,14 +95,14 @@ export class SummaryProvider {
     if (!Number.isFinite(usage)) return undefined;
     const stat = readText(path.join(dir, "memory.stat")) ?? "";
     const v1 = this.version === 1;
-    const inactive = statValue(stat, v1 ? "total_inactive_file" : "inactive_file") ?? 0;
+    const inactive = statField(stat, v1 ? "total_inactive_file" : "inactive_file") ?? 0;
     return {
       time: new Date(nowMs).toISOString(),
       usageBytes: usage,
       workingSetBytes: Math.max(0, usage - inactive),
-      rssBytes: statValue(stat, v1 ? "total_rss" : "anon"),
-      pageFaults: statValue(stat, v1 ? "total_pgfault" : "pgfault"),
-      majorPageFaults: statValue(stat, v1 ? "total_pgmajfault" : "pgmajfault"),
+      rssBytes: statField(stat, v1 ? "total_rss" : "anon"),
+      pageFaults: statField(stat, v1 ? "total_pgfault" : "pgfault"),
+      majorPageFaults: statField(stat, v1 ? "total_pgmajfault" : "pgmajfault"),
     };
   }
 
@@ -137,41 +124,9 @@ export class SummaryProvider {
   }
 
   private podCgroups(): Map<string, string> {
-    const out = new Map<string, string>();
-    for (const qos of QOS_DIRS) {
-      let names: string[] = [];
-      try {
-        names = fs.readdirSync(this.dir("memory", qos));
-      } catch {
-        continue;
-      }
-      for (const name of names) if (name.startsWith("pod")) out.set(name.slice(3), `${qos}/${name}`);
-    }
-    return out;
+    return podCgroupPaths((relative) => this.dir("memory", relative));
   }
 
-  private bytesUnder(dir: string, depth = 0): number {
-    if (depth > 4) return 0;
-    let total = 0;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return 0;
-    }
-    for (const e of entries) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) total += this.bytesUnder(p, depth + 1);
-      else if (e.isFile()) {
-        try {
-          total += fs.statSync(p).size;
-        } catch {
-          // removed meanwhile
-        }
-      }
-    }
-    return total;
-  }
 
   /** The Summary for the pods of `snapshot` (the last relist): node first, then each pod. */
   summary(snapshot: RuntimeSnapshot | undefined, nowMs: number): Record<string, unknown> {
@@ -213,7 +168,7 @@ export class SummaryProvider {
       const containers = (snapshot?.containers ?? [])
         .filter((c) => c.sandboxId === sandbox.id && c.state === "running")
         .map((c) => {
-          const logBytes = logDir ? this.bytesUnder(path.join(logDir, c.name)) : 0;
+          const logBytes = logDir ? directoryBytes(path.join(logDir, c.name)) : 0;
           return {
             name: c.name,
             startTime: new Date(Number(c.startedAtNs / 1_000_000n)).toISOString(),
@@ -222,7 +177,7 @@ export class SummaryProvider {
             logs: { ...(nodefs ?? { time }), usedBytes: logBytes },
           };
         });
-      const logBytes = logDir ? this.bytesUnder(logDir) : 0;
+      const logBytes = logDir ? directoryBytes(logDir) : 0;
       const processes = relative ? Number((readText(path.join(this.dir("pids", relative), "pids.current")) ?? "").trim()) : NaN;
       pods.push({
         podRef: { name: sandbox.podName, namespace: sandbox.podNamespace, uid: sandbox.podUid },
