@@ -230,9 +230,14 @@ if (skip) {
     });
 
     test("/stats/summary: the node and each pod from cgroup files and statfs", async () => {
-      const r = await nodeRequest(apiPort, "/stats/summary", { ca, cert: cluster.real.adminCert });
-      assert.equal(r.code, 200);
-      const summary = JSON.parse(r.body);
+      // The summary follows the last relist, a moment behind what the apiserver shows (the
+      // kubelet's lags by cadvisor's housekeeping): wait for the container to be in it.
+      const summary = await waitFor("talker's container in the summary", async () => {
+        const r = await nodeRequest(apiPort, "/stats/summary", { ca, cert: cluster.real.adminCert });
+        assert.equal(r.code, 200);
+        const s = JSON.parse(r.body);
+        return s.pods.find((p) => p.podRef.name === "talker")?.containers.some((c) => c.name === "main") ? s : false;
+      });
       assert.equal(summary.node.nodeName, NODE);
       assert.ok(summary.node.memory.workingSetBytes > 0);
       assert.ok(summary.node.memory.availableBytes > 0);
@@ -274,7 +279,10 @@ if (skip) {
       const ops = m.get("kubelet_runtime_operations_total").metrics;
       assert.ok(ops.some((s) => s.labels.operation_type === "list_containers" && Number(s.value) > 0));
       assert.ok(Number(m.get("kubelet_started_containers_total").metrics[0].value) >= 3);
-      const r = await families("/metrics/resource");
+      const r = await waitFor("talker's container in /metrics/resource", async () => {
+        const f = await families("/metrics/resource");
+        return f.get("container_memory_working_set_bytes")?.metrics.some((s) => s.labels.pod === "talker") ? f : false;
+      });
       const mem = r.get("container_memory_working_set_bytes").metrics.find((s) => s.labels.pod === "talker");
       assert.equal(mem.labels.namespace, "default");
       assert.equal(mem.labels.container, "main");
