@@ -116,5 +116,26 @@ export class NodeReporter {
       this.options.log.log("info", "Node already registered; taking it over", { node: this.options.nodeName });
     }
     this.registered = true;
+    void this.ensureCsiNode();
+  }
+
+  /**
+   * The CSINode object the kubelet makes beside its Node (storage.k8s.io/v1, owned by the Node, no
+   * drivers yet), which the scheduler and attach/detach controller look for. Best effort: an
+   * apiserver without the storage API, or a refusal, is logged and the node goes on.
+   */
+  private async ensureCsiNode(): Promise<void> {
+    const name = this.options.nodeName;
+    try {
+      await this.options.client.request("POST", "/apis/storage.k8s.io/v1/csinodes", {
+        apiVersion: "storage.k8s.io/v1",
+        kind: "CSINode",
+        metadata: { name, ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: this.nodeUid, controller: false }] },
+        spec: { drivers: [] },
+      });
+    } catch (error) {
+      if (error instanceof ApiStatusError && error.code === 409) return;
+      this.options.log.log("debug", "CSINode not created", { node: name, error: (error as Error).message });
+    }
   }
 }

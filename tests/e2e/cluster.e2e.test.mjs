@@ -81,6 +81,11 @@ function clusterSuite(kind) {
         return reasons.includes("NodeAllocatableEnforced") ? reasons : false;
       });
       for (const r of ["Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"]) assert.ok(nodeEvents.includes(r), `${r} in ${nodeEvents}`);
+      if (kind === "real") {
+        const csiNode = await waitFor("the CSINode", () => cluster.get("csinodes", undefined, NODE));
+        assert.equal(csiNode.metadata.ownerReferences[0].uid, withImages.metadata.uid);
+        assert.equal((csiNode.spec.drivers ?? []).length, 0, "no CSI drivers yet");
+      }
       const lease = await waitFor("lease", () => cluster.get("leases", "kube-node-lease", NODE));
       assert.equal(lease.spec.holderIdentity, NODE);
       assert.equal(lease.spec.leaseDurationSeconds, 40);
