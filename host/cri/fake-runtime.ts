@@ -202,6 +202,16 @@ export class FakeRuntime implements Runtime {
     return `sha256:${image}`;
   }
 
+  /** Answers every command with its words echoed and exit code 0 (tests set `execAnswer` for more). */
+  execAnswer: (cmd: string[]) => { stdout: string; stderr: string; exitCode: number } = (cmd) => ({ stdout: `${cmd.join(" ")}\n`, stderr: "", exitCode: 0 });
+
+  async execSync(id: string, cmd: string[]): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    this.record("ExecSync", id);
+    this.mustGet(id, "ExecSync");
+    const a = this.execAnswer(cmd);
+    return { stdout: Buffer.from(a.stdout), stderr: Buffer.from(a.stderr), exitCode: a.exitCode };
+  }
+
   /** A URL on no server: the fake has no streaming server; tests of the proxy bring their own. */
   async streamingUrl(request: StreamingRequest): Promise<string> {
     const target = request.kind === "portforward" ? request.sandboxId : request.containerId;

@@ -248,6 +248,13 @@ export class GrpcRuntime implements Runtime {
     return r.imageRef;
   }
 
+  async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    // The call's own deadline leaves the runtime time to answer past the command's timeout.
+    const deadlineMs = timeoutSeconds > 0 ? timeoutSeconds * 1000 + 5_000 : REQUEST_TIMEOUT_MS;
+    const r = await this.call(this.runtimeClient, "ExecSync", { containerId: id, cmd, timeout: String(timeoutSeconds) }, deadlineMs);
+    return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exitCode ?? 0 };
+  }
+
   async streamingUrl(request: StreamingRequest): Promise<string> {
     let r: Message;
     if (request.kind === "exec") {

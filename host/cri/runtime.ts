@@ -164,6 +164,8 @@ export interface Runtime {
   /** True when the image is present; false when ImageStatus returns no image. */
   imagePresent(image: string): Promise<boolean>;
   pullImage(image: string): Promise<string>;
+  /** CRI ExecSync: runs `cmd` in the container and waits (timeoutSeconds 0: the runtime's default). */
+  execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** CRI Exec, Attach, PortForward: the URL of the runtime's streaming server for this session. */
   streamingUrl(request: StreamingRequest): Promise<string>;
   /** CRI ListImages: every image the runtime holds (for the Node's status.images). */

@@ -180,6 +180,10 @@ export class KubeletServer {
     let m: RegExpExecArray | null;
     if (this.options.readOnly && !READ_ONLY_PATHS.test(p)) throw new HttpError(404, "404 page not found\n");
     if (/^\/(exec|attach|portForward)(\/|$)/.test(p)) throw new HttpError(400, "Upgrade request required");
+    if ((m = /^\/run\/([^/]+)\/([^/]+)\/(?:([^/]+)\/)?([^/]+)\/?$/.exec(p))) {
+      if (req.method !== "POST") throw new HttpError(405, `method ${req.method} not allowed`);
+      return this.run(res, url, segment(m[1]), segment(m[2]), m[3] === undefined ? undefined : segment(m[3]), segment(m[4]));
+    }
     if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, `method ${req.method} not allowed`);
     if (p === "/healthz" || p === "/healthz/ping" || p === "/healthz/log") return send(res, 200, "ok");
     if (p === "/healthz/syncloop") {
@@ -220,6 +224,18 @@ export class KubeletServer {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
     res.end();
+  }
+
+  /** `POST /run/{ns}/{pod}[/{uid}]/{container}?cmd=...`: runs the command (split on spaces) and answers its output. */
+  private async run(res: http.ServerResponse, url: URL, namespace: string, pod: string, uid: string | undefined, container: string): Promise<void> {
+    const cmd = (url.searchParams.get("cmd") ?? "").split(/\s+/).filter(Boolean);
+    if (cmd.length === 0) throw new HttpError(400, "you must specify a command (cmd)");
+    const found = await this.lookup.container(namespace, pod, container);
+    if (!found || (uid !== undefined && uid !== found.sandbox.podUid)) throw new HttpError(404, `pod "${pod}" does not exist`);
+    if (!found.current || found.current.state !== "running") throw new HttpError(404, `container "${container}" not found in pod "${pod}"`);
+    const out = await this.options.runtime.execSync(found.current.id, cmd, 0);
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end(Buffer.concat([out.stdout, out.stderr]));
   }
 
   private async runningPods(): Promise<object> {

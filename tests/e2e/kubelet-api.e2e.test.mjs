@@ -33,12 +33,13 @@ function podObject(name, script, { policy = "Always" } = {}) {
 }
 
 /** One request to the node's API: { code, body }. `cert` is { cert, key } paths, `token` a bearer token. */
-function nodeRequest(port, pathname, { cert, token, ca } = {}) {
+function nodeRequest(port, pathname, { cert, token, ca, method = "GET" } = {}) {
   return new Promise((resolve, reject) => {
     const req = https.request({
       host: "127.0.0.1",
       port,
       path: pathname,
+      method,
       ca: fs.readFileSync(ca),
       cert: cert ? fs.readFileSync(cert.cert) : undefined,
       key: cert ? fs.readFileSync(cert.key) : undefined,
@@ -182,6 +183,8 @@ if (skip) {
       await assert.rejects(cluster.kubectl(["exec", "talker", "--", "sh", "-c", "exit 3"]), /exited 3/);
       assert.equal(await cluster.kubectl(["exec", "-i", "talker", "--", "tr", "a-z", "A-Z"], { input: "piped in\n" }), "PIPED IN\n");
       assert.equal(await cluster.kubectl(["exec", "talker", "--", "sh", "-c", "echo err >&2; echo out"]), "out\n");
+      const run = await nodeRequest(apiPort, "/run/default/talker/main?cmd=echo%20run%20works", { ca, cert: cluster.real.adminCert, method: "POST" });
+      assert.deepEqual(run, { code: 200, body: "run works\n" }, "/run, the kubelet's one-shot exec");
     });
 
     test("kubectl attach streams the container's output", async () => {

@@ -172,6 +172,22 @@ describe("the server over the fake runtime", () => {
     assert.deepEqual(JSON.parse((await get("/configz")).body), { kubeletconfig: { port: 0 } });
   });
 
+  test("/run runs a command in the container and answers its output; only by POST", async () => {
+    const post = (p) => new Promise((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port, path: p, method: "POST" }, (res) => {
+        let body = "";
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve({ code: res.statusCode, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    assert.deepEqual(await post("/run/default/web/main?cmd=echo%20hi%20there"), { code: 200, body: "echo hi there\n" });
+    assert.equal((await post("/run/default/web/main")).code, 400);
+    assert.equal((await post("/run/default/nope/main?cmd=ls")).code, 404);
+    assert.equal((await get("/run/default/web/main?cmd=ls")).code, 405);
+  });
+
   test("container logs with tail, timestamps and limit", async () => {
     assert.deepEqual(await get("/containerLogs/default/web/main"), { code: 200, body: "one\ntwo\nthree\n" });
     assert.equal((await get("/containerLogs/default/web/main?tailLines=1&timestamps=true")).body, "2026-12-05T01:00:02Z three\n");
