@@ -11,6 +11,7 @@ import type { Logger } from "../log.js";
 import { Authenticator, type UserInfo } from "./authn.js";
 import { type Authorizer, forbiddenMessage, requestAttributes } from "./authz.js";
 import { LogQueryError, parseLogOptions, writeContainerLog } from "./container-logs.js";
+import { serveNodeLog } from "./node-logs.js";
 import { PodLookup } from "./pod-lookup.js";
 import { StreamRequestError, commandOptions, relayUpgrade } from "./streaming.js";
 
@@ -31,6 +32,8 @@ export interface KubeletServerOptions {
   configz: () => object;
   /** More read-only endpoints by path (stats, metrics), added by their owners. */
   extraHandlers?: Record<string, Handler>;
+  /** Where /logs/ serves from (/var/log). */
+  nodeLogDir?: string;
   /** The read-only port: only /healthz, /pods, /stats and /metrics; no logs, exec or config. */
   readOnly?: boolean;
   now?: () => number;
@@ -195,6 +198,7 @@ export class KubeletServer {
     if (p === "/configz") return sendJson(res, { kubeletconfig: this.options.configz() });
     if ((m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(p))) return this.containerLogs(res, url, segment(m[1]), segment(m[2]), segment(m[3]));
     if (/^\/containerLogs(\/|$)/.test(p)) throw new HttpError(400, `{"message": "Missing podID."}`);
+    if (p === "/logs" || p.startsWith("/logs/")) return serveNodeLog(res, decodeURIComponent(p.slice("/logs/".length)), this.options.nodeLogDir);
     const extra = this.options.extraHandlers?.[p];
     if (extra) return extra(req, res, url);
     throw new HttpError(404, "404 page not found\n");

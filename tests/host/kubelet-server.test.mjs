@@ -99,8 +99,12 @@ describe("the server over the fake runtime", () => {
   let streaming;
   const streamingSockets = new Set();
   let containerId;
+  const nodeLogDir = path.join(dir, "varlog");
 
   before(async () => {
+    fs.mkdirSync(path.join(nodeLogDir, "sub"), { recursive: true });
+    fs.writeFileSync(path.join(nodeLogDir, "syslog"), "boot\n");
+    fs.symlinkSync("/etc/passwd", path.join(nodeLogDir, "escape"));
     const spec = { podUid: "uid-1", podName: "web", podNamespace: "default", attempt: 0, hostNetwork: true, cgroupParent: "", terminationGracePeriodSeconds: 1 };
     const sandbox = sandboxConfig(spec, dir);
     const sandboxId = await runtime.runPodSandbox(sandbox);
@@ -132,6 +136,7 @@ describe("the server over the fake runtime", () => {
       pods: () => [{ metadata: { name: "web" } }],
       syncLoopProblem: () => undefined,
       configz: () => ({ port: 0 }),
+      nodeLogDir,
     });
     port = (await server.listenHttp(0, "127.0.0.1")).address().port;
   });
@@ -186,6 +191,17 @@ describe("the server over the fake runtime", () => {
     assert.equal((await post("/run/default/web/main")).code, 400);
     assert.equal((await post("/run/default/nope/main?cmd=ls")).code, 404);
     assert.equal((await get("/run/default/web/main?cmd=ls")).code, 405);
+  });
+
+  test("/logs/ lists and serves the node's log files, and nothing outside them", async () => {
+    const listing = await get("/logs/");
+    assert.equal(listing.code, 200);
+    assert.match(listing.body, /<a href="syslog">syslog<\/a>/);
+    assert.match(listing.body, /<a href="sub\/">sub\/<\/a>/);
+    assert.deepEqual(await get("/logs/syslog"), { code: 200, body: "boot\n" });
+    assert.equal((await get("/logs/escape")).code, 404, "a symlink out of the directory");
+    assert.equal((await get("/logs/nope")).code, 404);
+    assert.equal((await get("/logs/sub/%2e%2e/%2e%2e/etc/passwd")).code, 400);
   });
 
   test("container logs with tail, timestamps and limit", async () => {
