@@ -201,6 +201,7 @@ async function run(argv: string[]): Promise<number> {
   }
 
   const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
+  podTable.onPodStarted = (seconds) => metrics.podStartDuration.observe({}, seconds);
   const recording =
     values.record !== undefined
       ? new FileTraceSink(path.resolve(values.record), {

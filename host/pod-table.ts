@@ -28,6 +28,10 @@ export interface PodTableSnapshot {
 
 export class PodTable {
   private rows = new Map<string, PodRow>();
+  /** When each pod was first seen, and whether it has run yet (kubelet_pod_start_duration_seconds). */
+  private firstSeenMs = new Map<string, number | "started">();
+  /** Called once per pod, when it first runs: seconds since it was first seen. */
+  onPodStarted?: (seconds: number) => void;
   private problems: PodTableSnapshot["problems"] = [];
   private writeTimer?: NodeJS.Timeout;
 
@@ -39,6 +43,10 @@ export class PodTable {
   /** Replaces the desired set, keeping statuses of pods that stay. */
   setDesired(pods: { uid: string; namespace: string; name: string; origin: string }[], problems: PodTableSnapshot["problems"]): void {
     const next = new Map<string, PodRow>();
+    const nowMs = Date.now();
+    const seen = new Map<string, number | "started">();
+    for (const p of pods) seen.set(p.uid, this.firstSeenMs.get(p.uid) ?? nowMs);
+    this.firstSeenMs = seen;
     for (const p of pods) {
       const old = this.rows.get(p.uid);
       next.set(p.uid, old ? { ...old, origin: p.origin } : { ...p, phase: "Pending", restarts: 0, containers: [], statusVersion: 0 });
@@ -75,6 +83,11 @@ export class PodTable {
       exitCode: c.exitCode,
     }));
     row.restarts = row.containers.reduce((sum, c) => sum + c.restartCount, 0);
+    const seenMs = this.firstSeenMs.get(uid);
+    if (row.phase === "Running" && typeof seenMs === "number") {
+      this.firstSeenMs.set(uid, "started");
+      this.onPodStarted?.((Date.now() - seenMs) / 1000);
+    }
     this.scheduleWrite();
   }
 

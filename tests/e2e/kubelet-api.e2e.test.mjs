@@ -187,6 +187,22 @@ if (skip) {
       assert.deepEqual(run, { code: 200, body: "run works\n" }, "/run, the kubelet's one-shot exec");
     });
 
+    test("kubectl exec -it gets a terminal (kubectl run in a pty, as a user's shell runs it)", async (t) => {
+      if (!fs.existsSync("/usr/bin/script")) return t.skip("util-linux script is not installed");
+      const kubectl = `${assetPath("kubectl")} --kubeconfig ${cluster.real.adminKubeconfig}`;
+      const out = await new Promise((resolve, reject) => {
+        const child = spawn("/usr/bin/script", ["-qec", `${kubectl} exec -it talker -- sh -c 'tty; exit 0'`, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"] });
+        let o = "";
+        child.stdout.on("data", (c) => (o += c));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          code === 0 ? resolve(o) : reject(new Error(`exit ${code}: ${o}`));
+        });
+      });
+      assert.match(out, /\/dev\/pts\/\d+/, "the command ran on a terminal");
+    });
+
     test("kubectl attach streams the container's output", async () => {
       const out = await kubectlUntil(cluster, ["attach", "talker"], (o) => /line \d+\n/.test(o));
       assert.match(out, /line \d+\n/);
@@ -278,6 +294,8 @@ if (skip) {
         assert.ok(m.has(name), name);
       }
       assert.equal(m.get("kubelet_pleg_relist_duration_seconds").type, "HISTOGRAM");
+      const starts = m.get("kubelet_pod_start_duration_seconds").metrics[0];
+      assert.ok(Number(starts.count) >= 3, "every pod's start measured");
       assert.ok(Number(m.get("kubelet_running_pods").metrics[0].value) >= 2);
       const ops = m.get("kubelet_runtime_operations_total").metrics;
       assert.ok(ops.some((s) => s.labels.operation_type === "list_containers" && Number(s.value) > 0));

@@ -248,6 +248,25 @@ describe("the server over the fake runtime", () => {
     assert.deepEqual(await get("/exec/default/web/main?command=ls&output=1"), { code: 400, body: "Upgrade request required" });
   });
 
+  test("50 followed logs dropped by their clients leave no file open", async () => {
+    const fds = () => fs.readdirSync("/proc/self/fd").length;
+    const before = fds();
+    for (let i = 0; i < 50; i++) {
+      await new Promise((resolve, reject) => {
+        const req = http.get({ host: "127.0.0.1", port, path: "/containerLogs/default/web/main?follow=true" }, (res) => {
+          res.once("data", () => {
+            req.destroy(); // the client stops reading mid-follow
+            resolve();
+          });
+        });
+        req.on("error", (e) => (e.code === "ECONNRESET" ? resolve() : reject(e)));
+      });
+    }
+    // Each follow notices its client is gone at its next poll (250 ms) and closes its file.
+    for (let i = 0; i < 100 && fds() > before + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(fds() <= before + 2, `file descriptors: ${before} before, ${fds()} after`);
+  });
+
   test("200 sessions opened and dropped by the client leave no session, socket or relay behind", async () => {
     for (let i = 0; i < 200; i++) {
       const s = await upgrade(`/attach/default/web/main?output=1`);
