@@ -203,6 +203,47 @@ if (skip) {
       assert.match(out, /\/dev\/pts\/\d+/, "the command ran on a terminal");
     });
 
+    test("exec over WebSocket (channel.k8s.io) straight to the node is relayed too", async () => {
+      const cert = cluster.real.adminCert;
+      const key = Buffer.from(Array.from({ length: 16 }, (_, i) => i)).toString("base64");
+      const frames = await new Promise((resolve, reject) => {
+        const tlsSocket = https.request({
+          host: "127.0.0.1",
+          port: apiPort,
+          path: "/exec/default/talker/main?command=echo&command=over-websocket&output=1&error=1",
+          ca: fs.readFileSync(ca),
+          cert: fs.readFileSync(cert.cert),
+          key: fs.readFileSync(cert.key),
+          servername: "localhost",
+          headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": key, "sec-websocket-protocol": "v4.channel.k8s.io" },
+        });
+        tlsSocket.on("upgrade", (res, socket, head) => {
+          assert.equal(res.headers["sec-websocket-protocol"], "v4.channel.k8s.io");
+          let buf = head;
+          const out = [];
+          socket.on("data", (c) => (buf = Buffer.concat([buf, c])));
+          socket.on("close", () => {
+            // Server frames are unmasked: [fin/opcode][len][payload]; the payload's first byte is the channel.
+            for (let i = 0; i + 2 <= buf.length; ) {
+              let len = buf[i + 1] & 0x7f;
+              let at = i + 2;
+              if (len === 126) { len = buf.readUInt16BE(at); at += 2; }
+              out.push({ opcode: buf[i] & 0x0f, payload: buf.subarray(at, at + len) });
+              i = at + len;
+            }
+            resolve(out);
+          });
+        });
+        tlsSocket.on("response", (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+        tlsSocket.on("error", reject);
+        tlsSocket.end();
+      });
+      const stdout = frames.filter((f) => f.opcode === 2 && f.payload[0] === 1).map((f) => f.payload.subarray(1).toString()).join("");
+      assert.equal(stdout, "over-websocket\n");
+      const status = frames.filter((f) => f.opcode === 2 && f.payload[0] === 3).map((f) => f.payload.subarray(1).toString()).join("");
+      assert.match(status, /"status":"Success"/, "the exit status on the error channel");
+    });
+
     test("kubectl attach streams the container's output", async () => {
       const out = await kubectlUntil(cluster, ["attach", "talker"], (o) => /line \d+\n/.test(o));
       assert.match(out, /line \d+\n/);
