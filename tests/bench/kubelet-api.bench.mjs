@@ -55,12 +55,12 @@ function startAgent(name, extra) {
 try {
   // Memory: 10 pods, the API off, then on (the same pods adopted).
   for (let i = 0; i < 10; i++) fs.writeFileSync(path.join(manifestDir, `p${i}.yaml`), podManifest(`p${i}`));
-  let agent = startAgent("off", ["--port", "0"]);
+  let agent = startAgent("off", ["--port", "0", "--max-pods", String(PODS + 10), "--container-log-max-size", "100Mi"]);
   await waitFor("10 pods running", async () => (await agent.pods()).filter((p) => p.phase === "Running").length === 10, 180_000, 500);
   const rssOff = await settledRss(agent.proc.pid);
   await agent.stop();
   const port = await freePort();
-  agent = startAgent("on", ["--port", String(port), "--anonymous-auth", "--authorization-mode", "AlwaysAllow"]);
+  agent = startAgent("on", ["--port", String(port), "--anonymous-auth", "--authorization-mode", "AlwaysAllow", "--max-pods", String(PODS + 10), "--container-log-max-size", "100Mi"]);
   await waitFor("10 pods running again", async () => (await agent.pods()).filter((p) => p.phase === "Running").length === 10, 180_000, 500);
   await get(port, "/healthz");
   const rssOn = await settledRss(agent.proc.pid);
