@@ -119,13 +119,35 @@ export async function writeContainerLog(res: http.ServerResponse, source: LogSou
   res.on("close", () => (closed = true));
   const format = (r: LogRecord) => (options.timestamps ? `${r.time} ${r.text}` : r.text);
   /** Writes one record; false once the byte limit is reached. */
-  const emit = async (r: LogRecord): Promise<boolean> => {
+  // Output is gathered per chunk read and written at once: one write (and one wait for the
+  // client) per 64 KiB, not per line.
+  let pending: string[] = [];
+  let cut: Buffer | undefined;
+  const flush = async (): Promise<void> => {
+    const text = pending.join("");
+    pending = [];
+    const piece = cut;
+    cut = undefined;
+    const ok = (text.length === 0 || res.write(text)) && (piece === undefined || res.write(piece));
+    if (!ok && !closed) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+  };
+  /** Takes one record; false once the byte limit is reached. */
+  const emit = (r: LogRecord): boolean => {
     if (sinceMs !== undefined && r.timeMs < sinceMs) return true;
-    let out = Buffer.from(format(r));
-    if (out.length > budget) out = out.subarray(0, budget);
-    budget -= out.length;
-    if (out.length > 0 && !res.write(out)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
-    return budget > 0;
+    const out = format(r);
+    if (budget === Infinity) {
+      pending.push(out);
+      return true;
+    }
+    const bytes = Buffer.byteLength(out);
+    if (bytes <= budget) {
+      pending.push(out);
+      budget -= bytes;
+      return budget > 0;
+    }
+    cut = Buffer.from(out).subarray(0, budget);
+    budget = 0;
+    return false;
   };
 
   const joiner = new LogLineJoiner();
@@ -135,18 +157,25 @@ export async function writeContainerLog(res: http.ServerResponse, source: LogSou
     let rest = "";
     const buffer = Buffer.alloc(CHUNK_BYTES);
     /** Reads what the file has now; calls `each` for every whole record. */
-    const readAvailable = async (each: (r: LogRecord) => Promise<boolean> | boolean): Promise<boolean> => {
+    const readAvailable = async (each: (r: LogRecord) => boolean): Promise<boolean> => {
       for (;;) {
         const n = fs.readSync(fd, buffer, 0, CHUNK_BYTES, position);
-        if (n === 0) return true;
+        if (n === 0) {
+          await flush();
+          return true;
+        }
         position += n;
         const text = rest + buffer.toString("utf8", 0, n);
         let start = 0;
         for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
           const record = joiner.push(text.slice(start, nl));
           start = nl + 1;
-          if (record && !(await each(record))) return false;
+          if (record && !each(record)) {
+            await flush();
+            return false;
+          }
         }
+        await flush();
         rest = text.slice(start);
         if (rest.length > LogLineJoiner.MAX_LINE_BYTES) rest = ""; // a line without end: dropped
       }
@@ -163,7 +192,9 @@ export async function writeContainerLog(res: http.ServerResponse, source: LogSou
           return true;
         });
       } else await readAvailable(() => true);
-      for (const r of tail) if (closed || !(await emit(r))) return;
+      for (const r of tail) if (closed || !emit(r)) break;
+      await flush();
+      if (closed || budget <= 0) return;
     } else if (!(await readAvailable(emit))) return;
 
     if (!options.follow) return;
