@@ -84,7 +84,7 @@ export function containerConfig(create: CreateContainer): ContainerConfig {
     env: c.env,
     workingDir: c.workingDir,
     // Relative to the sandbox's log directory, as upstream: <container>/<attempt>.log
-    logPath: safeComponent(c.name) ? path.join(c.name, `${create.attempt}.log`) : unsafeLogPath(c.name),
+    logPath: containerLogName(c.name, create.attempt),
     labels: {
       [LABEL_POD_UID]: create.sandbox.podUid,
       [LABEL_POD_NAME]: create.sandbox.podName,
@@ -108,8 +108,13 @@ export function criResources(r: LinuxResources): ContainerResources {
   };
 }
 
-function unsafeLogPath(containerName: string): never {
-  throw new PathEscapeError("<pod log directory>", containerName);
+/**
+ * A container's log file relative to its pod's log directory, `<container>/<attempt>.log` as
+ * upstream: where the runtime writes it, the log manager rotates it and the API reads it.
+ */
+export function containerLogName(containerName: string, attempt: number): string {
+  if (!safeComponent(containerName)) throw new PathEscapeError("<pod log directory>", containerName);
+  return path.join(containerName, `${attempt}.log`);
 }
 
 class ImagePullError extends Error {}

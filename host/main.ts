@@ -18,7 +18,8 @@ import { StreamLogger, type Level } from "./log.js";
 import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
 import { fetchPods, startControlSocket } from "./server.js";
 import { startHealthzServer } from "./server/kubelet-server.js";
-import { plegProblem, startKubeletApi } from "./server/kubelet-api.js";
+import { startKubeletApi } from "./server/kubelet-api.js";
+import { plegProblem } from "./cluster/node-object.js";
 import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
 import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
 import { ContainerLogManager } from "./logs/container-log-manager.js";
@@ -278,7 +279,7 @@ async function run(argv: string[]): Promise<number> {
     certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),
     clientCaFile: values["client-ca-file"], tokenWebhook: values["authentication-token-webhook"]!,
     anonymous: values["anonymous-auth"]!, authorizationMode, nodeIp: values["node-ip"],
-    configz: () => ({ ...values, kubeconfig: values.kubeconfig }),
+    configz: () => ({ ...values }),
     extraHandlers: statsHandlers({
       metrics,
       snapshot: () => loop.snapshot,

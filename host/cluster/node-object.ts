@@ -91,6 +91,17 @@ function formatDuration(ms: number): string {
   return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
 }
 
+/**
+ * Why the PLEG is unhealthy (its last successful relist is older than 3 min), in upstream's
+ * words, or undefined; before the first relist it is not judged. The Ready condition and
+ * /healthz/syncloop both say it.
+ */
+export function plegProblem(lastRelistOkMs: number, nowMs: number): string | undefined {
+  const sinceMs = nowMs - lastRelistOkMs;
+  if (lastRelistOkMs === 0 || sinceMs <= PLEG_UNHEALTHY_AFTER_MS) return undefined;
+  return `pleg was last seen active ${formatDuration(sinceMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`;
+}
+
 /** The Ready condition's status, reason and message. */
 export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition {
   const problems: string[] = [];
@@ -99,10 +110,8 @@ export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition
   if (health.runtimeReady !== undefined && health.networkReady === false) {
     problems.push(`container runtime network not ready: NetworkReady=false${health.networkMessage ? ` message:${health.networkMessage}` : ""}`);
   }
-  const sinceRelistMs = nowMs - health.lastRelistOkMs;
-  if (health.lastRelistOkMs > 0 && sinceRelistMs > PLEG_UNHEALTHY_AFTER_MS) {
-    problems.push(`PLEG is not healthy: pleg was last seen active ${formatDuration(sinceRelistMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`);
-  }
+  const pleg = plegProblem(health.lastRelistOkMs, nowMs);
+  if (pleg !== undefined) problems.push(`PLEG is not healthy: ${pleg}`);
   if (problems.length > 0) return { type: "Ready", status: "False", reason: "KubeletNotReady", message: problems.join(", ") };
   return { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" };
 }

@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
 import type { RuntimeSnapshot } from "../core-types.js";
 import type { Runtime } from "../cri/runtime.js";
-import { podLogDirectory } from "../executor.js";
+import { containerLogName, podLogDirectory } from "../executor.js";
 import type { Logger } from "../log.js";
 
 export const DEFAULT_LOG_MAX_SIZE_BYTES = 10 * 1024 * 1024;
@@ -55,7 +55,6 @@ export class ContainerLogManager {
   private busy = false;
   private maxSizeBytes: number;
   private maxFiles: number;
-  rotations = 0;
 
   constructor(private options: ContainerLogManagerOptions) {
     this.maxSizeBytes = options.maxSizeBytes ?? DEFAULT_LOG_MAX_SIZE_BYTES;
@@ -87,7 +86,7 @@ export class ContainerLogManager {
         if (!sandbox) continue;
         let file: string;
         try {
-          file = path.join(podLogDirectory(this.options.podLogsDir, sandbox), c.name, `${c.attempt}.log`);
+          file = path.join(podLogDirectory(this.options.podLogsDir, sandbox), containerLogName(c.name, c.attempt));
         } catch {
           continue; // names that would lead outside the log directory are not ours
         }
@@ -124,7 +123,6 @@ export class ContainerLogManager {
       fs.renameSync(rotated, file);
       throw error;
     }
-    this.rotations++;
     return true;
   }
 

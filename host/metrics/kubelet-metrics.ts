@@ -2,6 +2,7 @@
 // by the host as things happen: relists, runtime calls, started containers, evictions. Served at
 // /metrics; /metrics/resource (what metrics-server reads) is built from the stats Summary.
 import fs from "node:fs";
+import { KUBELET_VERSION } from "../cluster/node-object.js";
 import { Counter, Gauge, Histogram, exponentialBuckets, renderAll, type AnyMetric } from "./registry.js";
 
 /** Prometheus' DefBuckets, which the kubelet uses for PLEG histograms. */
@@ -32,8 +33,9 @@ const OPERATION_TYPES: Record<string, string> = {
   PullImage: "pull_image",
 };
 
-/** The kubelet version nanolet reports (as the Node's kubeletVersion). */
-export const BUILD_INFO = { major: "1", minor: "36", git_version: "v1.36.0+nanolet" };
+/** The version nanolet reports: the Node's kubeletVersion, split as kubernetes_build_info labels it. */
+const [MAJOR, MINOR] = KUBELET_VERSION.replace(/^v/, "").split(".");
+export const BUILD_INFO = { major: MAJOR, minor: MINOR, git_version: KUBELET_VERSION };
 
 export class KubeletMetrics {
   readonly relistDuration = new Histogram("kubelet_pleg_relist_duration_seconds", "[ALPHA] Duration in seconds for relisting pods in PLEG.", DEF_BUCKETS);

@@ -54,6 +54,20 @@ function statValue(text: string, key: string): number {
   return statField(text, key) ?? 0;
 }
 
+/** The node's working set from /proc/meminfo: total less free and inactive file pages. */
+export function meminfoWorkingSetBytes(meminfo: Map<string, number>): number {
+  const total = meminfo.get("MemTotal") ?? 0;
+  return Math.max(0, total - (meminfo.get("MemFree") ?? 0) - (meminfo.get("Inactive(file)") ?? 0));
+}
+
+/** pid_max and the tasks running now (/proc/loadavg's total, as sysinfo's); undefined if unreadable. */
+export function readProcessCounts(procRoot = "/proc"): { max: number; current: number } | undefined {
+  const max = readNumber(path.join(procRoot, "sys/kernel/pid_max"));
+  const loadavg = readText(path.join(procRoot, "loadavg"));
+  const current = loadavg ? Number(loadavg.split(" ")[3]?.split("/")[1]) : NaN;
+  return max === undefined || !Number.isFinite(current) ? undefined : { max, current };
+}
+
 /** Bytes under a directory (a pod's logs), without following links, at most `maxDepth` down. */
 export function directoryBytes(dir: string, maxDepth = 8): number {
   let total = 0;
@@ -137,8 +151,7 @@ export class StatsCollector {
       const ws = this.workingSetBytes("");
       if (ws !== undefined) return ws;
     }
-    const total = meminfo.get("MemTotal") ?? 0;
-    return Math.max(0, total - (meminfo.get("MemFree") ?? 0) - (meminfo.get("Inactive(file)") ?? 0));
+    return meminfoWorkingSetBytes(meminfo);
   }
 
   /** Where each pod's cgroup is, relative to a hierarchy root: `kubepods/<qos>/pod<uid>`. */
@@ -160,13 +173,10 @@ export class StatsCollector {
 
   /** pid.available: pid_max less the tasks running now (/proc/loadavg's total, as sysinfo's). */
   private pids(): SignalObservation[] {
-    const max = readNumber(path.join(this.procRoot, "sys/kernel/pid_max"));
-    const loadavg = readText(path.join(this.procRoot, "loadavg"));
-    const total = loadavg ? Number(loadavg.split(" ")[3]?.split("/")[1]) : NaN;
-    if (max === undefined || !Number.isFinite(total)) return [];
-    return [{ signal: "pid.available", available: BigInt(max - total), capacity: BigInt(max) }];
+    const p = readProcessCounts(this.procRoot);
+    if (!p) return [];
+    return [{ signal: "pid.available", available: BigInt(p.max - p.current), capacity: BigInt(p.max) }];
   }
-
 
   collect(pods: StatsPod[]): NodeStats {
     const meminfo = readMeminfo(this.procRoot);

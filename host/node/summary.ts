@@ -7,11 +7,10 @@ import path from "node:path";
 import type { RuntimeSnapshot } from "../core-types.js";
 import { podLogDirectory } from "../executor.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
-import { directoryBytes, podCgroupPaths, readMeminfo, readText, statField } from "./stats.js";
+import { directoryBytes, meminfoWorkingSetBytes, podCgroupPaths, readMeminfo, readProcessCounts, readText, statField } from "./stats.js";
 
 /** Readings kept for rates: one per cgroup seen, bounded. */
 const MAX_CPU_READINGS = 4096;
-
 
 export interface CpuStats {
   time: string;
@@ -46,6 +45,29 @@ export interface SummaryOptions {
   nodefsPath: string;
   imagefsPath: string;
   procRoot?: string;
+}
+
+/** Bytes of each entry of `dir` (a directory's whole tree, a file's size). */
+function entryBytes(dir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.set(e.name, directoryBytes(p));
+    else if (e.isFile()) {
+      try {
+        out.set(e.name, fs.statSync(p).size);
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }
+  return out;
 }
 
 export class SummaryProvider {
@@ -127,22 +149,18 @@ export class SummaryProvider {
     return podCgroupPaths((relative) => this.dir("memory", relative));
   }
 
-
   /** The Summary for the pods of `snapshot` (the last relist): node first, then each pod. */
   summary(snapshot: RuntimeSnapshot | undefined, nowMs: number): Record<string, unknown> {
     const time = new Date(nowMs).toISOString();
     const meminfo = readMeminfo(this.procRoot);
     const nodeMemory = this.memory("", nowMs);
     const total = meminfo.get("MemTotal") ?? 0;
+    // The root cgroup on v1; /proc/meminfo where there is none (v2), as the eviction signals.
+    const ws = nodeMemory && this.version === 1 ? nodeMemory.workingSetBytes : meminfoWorkingSetBytes(meminfo);
     const memory = nodeMemory && this.version === 1
-      ? { ...nodeMemory, availableBytes: Math.max(0, total - nodeMemory.workingSetBytes) }
-      : (() => {
-          const ws = Math.max(0, total - (meminfo.get("MemFree") ?? 0) - (meminfo.get("Inactive(file)") ?? 0));
-          return { time, availableBytes: total - ws, usageBytes: total - (meminfo.get("MemFree") ?? 0), workingSetBytes: ws };
-        })();
-    const pidMax = Number((readText(path.join(this.procRoot, "sys/kernel/pid_max")) ?? "").trim());
-    const loadavg = readText(path.join(this.procRoot, "loadavg"));
-    const curproc = loadavg ? Number(loadavg.split(" ")[3]?.split("/")[1]) : NaN;
+      ? { ...nodeMemory, availableBytes: Math.max(0, total - ws) }
+      : { time, availableBytes: total - ws, usageBytes: total - (meminfo.get("MemFree") ?? 0), workingSetBytes: ws };
+    const processes = readProcessCounts(this.procRoot);
     const nodefs = this.filesystem(this.options.nodefsPath, nowMs);
     const node = {
       nodeName: this.options.nodeName,
@@ -152,9 +170,16 @@ export class SummaryProvider {
       memory,
       fs: nodefs,
       runtime: { imageFs: this.filesystem(this.options.imagefsPath, nowMs) },
-      rlimit: { time, ...(Number.isFinite(pidMax) ? { maxpid: pidMax } : {}), ...(Number.isFinite(curproc) ? { curproc } : {}) },
+      rlimit: { time, ...(processes ? { maxpid: processes.max, curproc: processes.current } : {}) },
     };
     const cgroups = this.podCgroups();
+    const running = new Map<string, RuntimeSnapshot["containers"]>();
+    for (const c of snapshot?.containers ?? []) {
+      if (c.state !== "running") continue;
+      const list = running.get(c.sandboxId);
+      if (list) list.push(c);
+      else running.set(c.sandboxId, [c]);
+    }
     const pods: unknown[] = [];
     for (const sandbox of snapshot?.sandboxes ?? []) {
       if (sandbox.state !== "ready") continue;
@@ -165,10 +190,11 @@ export class SummaryProvider {
       } catch {
         logDir = undefined;
       }
-      const containers = (snapshot?.containers ?? [])
-        .filter((c) => c.sandboxId === sandbox.id && c.state === "running")
+      // One walk of the pod's log directory: each container's directory, and their sum for the pod.
+      const logBytesByEntry = logDir ? entryBytes(logDir) : new Map<string, number>();
+      const containers = (running.get(sandbox.id) ?? [])
         .map((c) => {
-          const logBytes = logDir ? directoryBytes(path.join(logDir, c.name)) : 0;
+          const logBytes = logBytesByEntry.get(c.name) ?? 0;
           return {
             name: c.name,
             startTime: new Date(Number(c.startedAtNs / 1_000_000n)).toISOString(),
@@ -177,7 +203,7 @@ export class SummaryProvider {
             logs: { ...(nodefs ?? { time }), usedBytes: logBytes },
           };
         });
-      const logBytes = logDir ? directoryBytes(logDir) : 0;
+      const logBytes = [...logBytesByEntry.values()].reduce((sum, n) => sum + n, 0);
       const processes = relative ? Number((readText(path.join(this.dir("pids", relative), "pids.current")) ?? "").trim()) : NaN;
       pods.push({
         podRef: { name: sandbox.podName, namespace: sandbox.podNamespace, uid: sandbox.podUid },

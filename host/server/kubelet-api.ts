@@ -2,27 +2,16 @@
 // who authorizes, the pods view, and the ports (--port HTTPS, --read-only-port plain HTTP with no
 // auth and only read-only paths, as upstream's read-only port).
 import fs from "node:fs";
-import type http from "node:http";
 import os from "node:os";
 import type { ApiClient } from "../cluster/api-client.js";
-import { PLEG_UNHEALTHY_AFTER_MS } from "../cluster/node-object.js";
 import type { Runtime } from "../cri/runtime.js";
 import type { Logger } from "../log.js";
 import type { PodTable } from "../pod-table.js";
-import { formatDuration } from "../sim/duration.js";
 import { ANONYMOUS, Authenticator } from "./authn.js";
 import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
 import { type Handler, KubeletServer } from "./kubelet-server.js";
 import { podListItems } from "./pods-view.js";
 import { loadServingCert } from "./serving-cert.js";
-
-/** Why the SyncLoop is unhealthy (the PLEG has not relisted for 3 min), or undefined. */
-export function plegProblem(lastRelistOkMs: number, nowMs: number): string | undefined {
-  if (lastRelistOkMs === 0) return undefined; // not started yet: upstream counts from its start
-  const sinceMs = nowMs - lastRelistOkMs;
-  if (sinceMs <= PLEG_UNHEALTHY_AFTER_MS) return undefined;
-  return `pleg was last seen active ${formatDuration(sinceMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`;
-}
 
 export interface KubeletApiOptions {
   runtime: Runtime;
@@ -69,7 +58,6 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
     authenticator: new Authenticator({ anonymous: o.anonymous, tokenReviewer: o.tokenWebhook ? o.client : undefined }),
     authorizer: o.authorizationMode === "Webhook" ? new WebhookAuthorizer(o.client!, o.nodeName) : new AlwaysAllow(),
   });
-  const servers: http.Server[] = [];
   if (o.port > 0) {
     const cert = loadServingCert({
       certFile: o.tlsCertFile,
@@ -78,7 +66,7 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
       names: [o.nodeName, os.hostname(), "localhost", o.nodeIp ?? "", ...nodeAddresses()],
     });
     const clientCaPem = o.clientCaFile ? fs.readFileSync(o.clientCaFile, "utf8") : undefined;
-    servers.push(await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem }));
+    await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem });
     o.log.log("info", "Kubelet API listening", {
       address: `${o.address}:${o.port}`,
       cert: cert.selfSigned ? `${cert.certFile} (self-signed)` : cert.certFile,

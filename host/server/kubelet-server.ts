@@ -75,6 +75,17 @@ function hasDotSegment(rawUrl: string): boolean {
   });
 }
 
+/** The request's URL, or undefined when it is not one or has dot segments (a 400). */
+function requestUrl(req: http.IncomingMessage): URL | undefined {
+  const raw = req.url ?? "/";
+  if (hasDotSegment(raw)) return undefined;
+  try {
+    return new URL(raw, "https://node");
+  } catch {
+    return undefined;
+  }
+}
+
 /** A path segment as the kubelet's router takes it: decoded, and never `.`, `..` or empty. */
 function segment(raw: string): string {
   let s: string;
@@ -135,7 +146,7 @@ export class KubeletServer {
     for (const s of this.sessions) s.destroy();
   }
 
-  /** Authenticates and authorizes; answers 401/403 itself and returns undefined then. */
+  /** Authenticates and authorizes: the user, or the code and message to refuse with (401, 403, 500). */
   private async admit(req: http.IncomingMessage, pathname: string): Promise<{ user: UserInfo } | { code: number; message: string }> {
     const nowMs = this.now();
     let user: UserInfo | undefined;
@@ -160,13 +171,8 @@ export class KubeletServer {
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    let url: URL;
-    try {
-      if (hasDotSegment(req.url ?? "/")) throw new Error("dot segment");
-      url = new URL(req.url ?? "/", "https://node");
-    } catch {
-      return send(res, 400, `invalid path segment in "${req.url}"\n`);
-    }
+    const url = requestUrl(req);
+    if (!url) return send(res, 400, `invalid path segment in "${req.url}"\n`);
     try {
       const admitted = await this.admit(req, url.pathname);
       if ("code" in admitted) return send(res, admitted.code, admitted.message);
@@ -260,13 +266,8 @@ export class KubeletServer {
       socket.end(`HTTP/1.1 ${code} ${http.STATUS_CODES[code] ?? ""}\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n\r\n${message}`);
     };
     socket.on("error", () => socket.destroy());
-    let url: URL;
-    try {
-      if (hasDotSegment(req.url ?? "/")) throw new Error("dot segment");
-      url = new URL(req.url ?? "/", "https://node");
-    } catch {
-      return reject(400, `invalid path segment in "${req.url}"\n`);
-    }
+    const url = requestUrl(req);
+    if (!url) return reject(400, `invalid path segment in "${req.url}"\n`);
     try {
       const admitted = await this.admit(req, url.pathname);
       if ("code" in admitted) return reject(admitted.code, admitted.message);

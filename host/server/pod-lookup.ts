@@ -11,7 +11,7 @@ import {
   type Runtime,
   type SandboxInfo,
 } from "../cri/runtime.js";
-import { podLogDirectory } from "../executor.js";
+import { containerLogName, podLogDirectory } from "../executor.js";
 
 export interface FoundContainer {
   sandbox: SandboxInfo;
@@ -49,6 +49,6 @@ export class PodLookup {
 
   /** The log file of attempt `attempt` of `container` (the runtime writes it where the agent asked). */
   static logFile(found: FoundContainer, container: string, attempt: number): string {
-    return path.join(found.logDir, container, `${attempt}.log`);
+    return path.join(found.logDir, containerLogName(container, attempt));
   }
 }

@@ -1,6 +1,7 @@
 // The kubelet API's read-only measurement endpoints: /stats/summary (the stats Summary as JSON),
 // /metrics (the kubelet's own metrics), /metrics/resource (what metrics-server reads) and
 // /metrics/probes, all in the Prometheus text format but the first.
+import type http from "node:http";
 import type { PlannedAction, RuntimeSnapshot } from "../core-types.js";
 import { KubeletMetrics, probeMetrics, resourceMetrics } from "../metrics/kubelet-metrics.js";
 import { TEXT_FORMAT } from "../metrics/registry.js";
@@ -26,7 +27,7 @@ export function countEviction(metrics: KubeletMetrics, action: PlannedAction): v
 
 export function statsHandlers(o: StatsEndpointsOptions): Record<string, Handler> {
   const now = o.now ?? Date.now;
-  const text = (body: string): Handler => (_req, res) => {
+  const text = (res: http.ServerResponse, body: string) => {
     res.writeHead(200, { "content-type": TEXT_FORMAT });
     res.end(body);
   };
@@ -35,16 +36,16 @@ export function statsHandlers(o: StatsEndpointsOptions): Record<string, Handler>
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(o.summary.summary(o.snapshot(), now())));
     },
-    "/metrics": (req, res) => text(o.metrics.render())(req, res, new URL("http://x")),
-    "/metrics/resource": (req, res) => {
+    "/metrics": (_req, res) => text(res, o.metrics.render()),
+    "/metrics/resource": (_req, res) => {
       let body: string;
       try {
         body = resourceMetrics(o.summary.summary(o.snapshot(), now()), false);
       } catch {
         body = resourceMetrics(undefined, true);
       }
-      return text(body)(req, res, new URL("http://x"));
+      text(res, body);
     },
-    "/metrics/probes": (req, res) => text(probeMetrics())(req, res, new URL("http://x")),
+    "/metrics/probes": (_req, res) => text(res, probeMetrics()),
   };
 }
