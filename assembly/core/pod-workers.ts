@@ -2,6 +2,8 @@
 // table (upstream pod_workers.go: SyncPod -> TerminatingPod -> TerminatedPod). A move that is not
 // in the table is a broken invariant and traps.
 
+import { PodRecord } from "./pod-record";
+
 export const enum WorkerState {
   /// Desired and not terminal: make the runtime match the spec.
   SyncPod = 0,
@@ -82,4 +84,30 @@ export function transitionsDot(): string {
     dot += "  " + STATE_NAMES[row[0]] + " -> " + STATE_NAMES[row[2]] + ' [label="' + EVENT_NAMES[row[1]] + '"];\n';
   }
   return dot + "}\n";
+}
+
+/// Moves the pod's worker on `event` and resets what the new state does not keep: restarts
+/// planned for a spec change or resize (never while terminating) and any back-off wait
+/// (termination and cleanup do not wait).
+export function movePod(rec: PodRecord, event: i32): void {
+  if (event == WorkerEvent.Removed && !canTransition(rec.state, event)) return;
+  const from = rec.state;
+  rec.state = transition(rec.state, event);
+  if (from == WorkerState.SyncPod && rec.state == WorkerState.TerminatingPod) rec.stopTimeoutSeconds = -1; // a new termination
+  if (rec.state != WorkerState.SyncPod) {
+    rec.restartForSpecChange.clear();
+    rec.restartForResize.clear();
+  }
+  rec.dirty = true;
+  rec.retryAtMs = 0;
+  if (event == WorkerEvent.Readded && rec.state == WorkerState.SyncPod) {
+    const spec = rec.spec;
+    rec.terminal = spec !== null && spec.hasReportedTerminalPhase;
+    rec.cgroupRemoved = false;
+  }
+}
+
+/// Asks for the pod's worker to run again at `atMs` (the earlier wins over a later wait).
+export function wakePod(rec: PodRecord, atMs: u64, nowMs: u64): void {
+  if (rec.retryAtMs == 0 || atMs < rec.retryAtMs || rec.retryAtMs <= nowMs) rec.retryAtMs = atMs;
 }

@@ -1,0 +1,186 @@
+// The PLEG's side of the agent: when to relist, which answers to take, and how a relist becomes
+// each changed pod's view of the runtime. Pods whose view a local change made stale wait on a
+// list here until a relist newer than that change replaces it.
+import { WorkerContext } from "./context";
+import { ContainerObservation, SandboxObservation } from "./model";
+import { C_ID, PackedSnapshot, S_ID } from "./packed";
+import { Pleg } from "./pleg";
+import { PodManager } from "./pod-manager";
+import { PodRecord } from "./pod-record";
+import { WorkerState } from "./pod-workers";
+
+const BACKOFF_COLLECT_PERIOD_MS: u64 = 60_000;
+/// A relist unanswered for this long is given up and asked again: a host that lost the answer
+/// must not freeze every pod. (A real relist ends sooner: each CRI call has its own deadline.)
+export const RELIST_ANSWER_TIMEOUT_MS: u64 = 30_000;
+
+export class RelistIntake {
+  private pleg: Pleg = new Pleg();
+  /// Pods whose view is not the runtime's last word (see markViewStale).
+  private staleViews: PodRecord[] = [];
+  private inFlightId: u64 = 0;
+  private issuedAtMs: u64 = 0;
+  private nextAtMs: u64 = 0;
+  /// `listed-at-ms` of the newest relist taken in; an older one arriving later is out of date.
+  private newestListedAtMs: u64 = 0;
+  /// When back-off entries idle for more than 2 x max are next dropped (upstream: every minute).
+  private nextBackoffCollectAtMs: u64 = 0;
+  /// No pod is acted on before the first relist: after an agent restart the runtime already
+  /// holds its pods, and acting blind would create duplicates.
+  seenRuntime: bool = false;
+  plegEventCount: u64 = 0;
+  staleRelistCount: u64 = 0;
+  abandonedRelistCount: u64 = 0;
+
+  constructor(private ctx: WorkerContext, private pods: PodManager) {}
+
+  /// Queues a relist when one is due (or asked for) and none is in flight.
+  poll(nowMs: u64): void {
+    const ctx = this.ctx;
+    if (ctx.relistRequested && this.inFlightId == 0) {
+      ctx.relistRequested = false;
+      this.nextAtMs = nowMs;
+    }
+    if (this.inFlightId != 0 && nowMs >= this.issuedAtMs + RELIST_ANSWER_TIMEOUT_MS) {
+      this.abandonedRelistCount++;
+      this.inFlightId = 0;
+    }
+    if (this.inFlightId == 0 && nowMs >= this.nextAtMs) {
+      this.inFlightId = ctx.relist();
+      this.issuedAtMs = nowMs;
+    }
+  }
+
+  /// When a relist is next due, or given up on.
+  deadline(): u64 {
+    if (this.inFlightId == 0) return this.ctx.relistRequested ? this.ctx.nowMs : this.nextAtMs;
+    return this.issuedAtMs + RELIST_ANSWER_TIMEOUT_MS;
+  }
+
+  /// Takes the failure of the relist in flight; false when `actionId` is not that relist.
+  takeFailure(nowMs: u64, actionId: u64): bool {
+    if (actionId != this.inFlightId || this.inFlightId == 0) return false;
+    this.inFlightId = 0;
+    this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
+    return true;
+  }
+
+  handle(nowMs: u64, snapshot: PackedSnapshot): void {
+    const listedBeforeAsked = this.inFlightId == 0 || snapshot.listedAtMs < this.issuedAtMs;
+    if (snapshot.listedAtMs < this.newestListedAtMs && listedBeforeAsked) {
+      // A late or repeated answer to an earlier relist: the runtime has since said something
+      // newer, and taking it would move views back in time. (An answer listed after the current
+      // relist was asked is taken even if older: that is the host's clock stepping back.)
+      this.staleRelistCount++;
+      return;
+    }
+    this.inFlightId = 0;
+    this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
+    this.newestListedAtMs = snapshot.listedAtMs;
+    this.seenRuntime = true;
+    if (nowMs >= this.nextBackoffCollectAtMs) {
+      // Keeps back-off memory bounded on a long run: one entry per container spec ever failed.
+      this.ctx.crashBackoff.collect(nowMs);
+      this.ctx.imageBackoff.collect(nowMs);
+      this.nextBackoffCollectAtMs = nowMs + BACKOFF_COLLECT_PERIOD_MS;
+    }
+    const diff = this.pleg.relist(snapshot);
+    this.plegEventCount += <u64>diff.events.length;
+    const uninspected = new Set<string>();
+    for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
+
+    // Pods the PLEG saw change, and orphans: sandboxes of pods nobody asked for.
+    for (let i = 0, n = diff.pods.length; i < n; i++) {
+      const slot = unchecked(diff.pods[i]);
+      if (!slot.changed) continue;
+      if (!this.pods.has(slot.uid)) {
+        if (slot.sandboxIndices.length == 0) continue; // containers without a sandbox: nothing to act on
+        this.pods.adoptOrphan(snapshot.materializeSandbox(slot.sandboxIndices[0]));
+      }
+      this.markViewStale(this.pods.get(slot.uid));
+    }
+    // Every pod whose view is not what the runtime last said takes the new relist, unless it is
+    // older than the pod's own newest action or the pod could not be inspected.
+    const stale = this.staleViews;
+    this.staleViews = [];
+    for (let i = 0, n = stale.length; i < n; i++) {
+      const rec = unchecked(stale[i]);
+      if (rec.viewIsSnapshot || rec.state == WorkerState.Forgotten) continue;
+      if (uninspected.has(rec.uid)) {
+        // The runtime has something of this pod that could not be read. Acting on the old view
+        // could duplicate what is there (after an agent restart the old view is empty), so the
+        // pod waits for a relist that reads it, as upstream's pod worker waits out a status error.
+        this.staleViews.push(rec);
+        rec.needsFreshView = true;
+        continue;
+      }
+      if (snapshot.listedAtMs <= rec.viewMutatedAtMs) {
+        // Keep the view: it is newer. Look again at once if the pod is waiting for the runtime's
+        // word (a relist taken in the same millisecond as the pod's last result cannot tell
+        // whether it saw that result's effect).
+        this.staleViews.push(rec);
+        if (rec.needsFreshView) this.ctx.relistRequested = true;
+        continue;
+      }
+      this.replaceView(rec, snapshot);
+    }
+  }
+
+  /// The pod's view becomes what the snapshot says; unchanged observations are kept as objects.
+  private replaceView(rec: PodRecord, snapshot: PackedSnapshot): void {
+    const slot = this.pleg.slotOf(rec.uid);
+    const sandboxes: SandboxObservation[] = [];
+    const containers: ContainerObservation[] = [];
+    if (slot !== null) {
+      for (let j = 0; j < slot.sandboxIndices.length; j++) {
+        const index = slot.sandboxIndices[j];
+        const previous = findSandboxAt(rec, snapshot, index);
+        sandboxes.push(previous !== null && snapshot.sandboxUnchanged(index, previous) ? previous : snapshot.materializeSandbox(index));
+      }
+      for (let j = 0; j < slot.containerIndices.length; j++) {
+        const index = slot.containerIndices[j];
+        const previous = findContainerAt(rec, snapshot, index);
+        containers.push(snapshot.materializeContainer(index, previous));
+      }
+    }
+    rec.sandboxes = sandboxes;
+    rec.containers = containers;
+    rec.viewIsSnapshot = true;
+    rec.onStaleList = false;
+    rec.needsFreshView = false;
+    rec.dirty = true;
+  }
+
+  /// The pod's view differs from what the runtime said last: the next relist replaces it.
+  markViewStale(rec: PodRecord): void {
+    if (!rec.viewIsSnapshot) {
+      if (!rec.onStaleList) {
+        rec.onStaleList = true;
+        this.staleViews.push(rec);
+      }
+      return;
+    }
+    rec.viewIsSnapshot = false;
+    rec.onStaleList = true;
+    this.staleViews.push(rec);
+  }
+}
+
+/// The pod's current observation of the sandbox at `index` of the snapshot, by ID.
+function findSandboxAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): SandboxObservation | null {
+  const start = snapshot.sandboxWord(index, S_ID);
+  const length = snapshot.sandboxWord(index, S_ID + 1);
+  for (let i = 0; i < rec.sandboxes.length; i++) {
+    if (snapshot.rangeEquals(rec.sandboxes[i].id, start, length)) return rec.sandboxes[i];
+  }
+  return null;
+}
+
+function findContainerAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): ContainerObservation | null {
+  const start = snapshot.containerWord(index, C_ID);
+  const length = snapshot.containerWord(index, C_ID + 1);
+  for (let i = 0; i < rec.containers.length; i++) {
+    if (snapshot.rangeEquals(rec.containers[i].id, start, length)) return rec.containers[i];
+  }
+  return null;
+}
