@@ -24,6 +24,8 @@ import {
   lowerSnapshot,
 } from "./abi/observations";
 import { PLANNED_ACTION_SIZE, liftPlannedAction, lowerPlannedAction } from "./abi/actions";
+import { PROBE_RESULT_SIZE, liftProbeResult, lowerProbeResult } from "./abi/probes";
+import { ProbeResult } from "./core/probe-types";
 
 export { cabiRealloc as cabi_realloc };
 
@@ -167,6 +169,12 @@ export function agentHandleActionResults(rep: i32, nowMs: u64, resultsPtr: usize
   agentOf(rep).handleActionResults(nowMs, results);
 }
 
+export function agentHandleProbeResults(rep: i32, nowMs: u64, resultsPtr: usize, resultsLen: u32): void {
+  const results = liftListParts<ProbeResult>(resultsPtr, resultsLen, PROBE_RESULT_SIZE, liftProbeResult);
+  resetArgumentArena();
+  agentOf(rep).handleProbeResults(nowMs, results);
+}
+
 export function agentPollActions(rep: i32, nowMs: u64): usize {
   const actions = agentOf(rep).pollActions(nowMs);
   lowerList<PlannedAction>(RETURN_AREA, actions, PLANNED_ACTION_SIZE, lowerPlannedAction);
@@ -234,6 +242,13 @@ export function echoNodeStats(signalsPtr: usize, signalsLen: u32, podsPtr: usize
   const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
   resetArgumentArena();
   lowerNodeStats(RETURN_AREA, stats);
+  return RETURN_AREA;
+}
+
+export function echoProbeResults(ptr: usize, len: u32): usize {
+  const items = liftListParts<ProbeResult>(ptr, len, PROBE_RESULT_SIZE, liftProbeResult);
+  resetArgumentArena();
+  lowerList<ProbeResult>(RETURN_AREA, items, PROBE_RESULT_SIZE, lowerProbeResult);
   return RETURN_AREA;
 }
 

@@ -2,7 +2,8 @@
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
 import { PodFeeder } from "./pod-feeder.js";
-import type { ActionResult, NodePressure, PlannedAction, PodSpec, RuntimeSnapshot } from "./core-types.js";
+import type { ActionResult, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
+import { runProbe } from "./probes/prober.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
@@ -40,6 +41,8 @@ export interface AgentLoopOptions {
   statsIntervalMs?: number;
   /** The core's pressure conditions changed (for the Node's status). */
   onPressure?: (pressure: NodePressure) => void;
+  /** The node's IP: where probes of host-network pods connect (default 127.0.0.1). */
+  nodeIp?: string;
 }
 
 export class AgentLoop {
@@ -49,6 +52,7 @@ export class AgentLoop {
   private relister: Relister;
   private timer?: NodeJS.Timeout;
   private pendingResults: ActionResult[] = [];
+  private pendingProbeResults: ProbeResult[] = [];
   private pumpScheduled = false;
   private stopped = false;
   private desired: SourcePod[] = [];
@@ -198,6 +202,7 @@ export class AgentLoop {
       reason: error.reason,
     });
     this.pendingResults = []; // results of the dead instance's actions mean nothing to a new one
+    this.pendingProbeResults = [];
     this.core = undefined;
     void this.createCore().then((core) => {
       this.core = core;
@@ -225,6 +230,11 @@ export class AgentLoop {
       const results = this.pendingResults;
       this.pendingResults = [];
       this.withCore((core) => core.handleActionResults(now, results));
+    }
+    if (this.pendingProbeResults.length > 0) {
+      const results = this.pendingProbeResults;
+      this.pendingProbeResults = [];
+      this.withCore((core) => core.handleProbeResults(now, results));
     }
     const actions = this.withCore((core) => core.pollActions(now)) ?? [];
     for (const action of actions) this.dispatch(action);
@@ -283,6 +293,9 @@ export class AgentLoop {
         }
         this.execute(action, pod);
         return;
+      case "run-probe":
+        void this.probe(action, kind.val, pod);
+        return;
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
         for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
@@ -303,6 +316,16 @@ export class AgentLoop {
       this.pendingResults.push(result);
       this.schedulePump();
     });
+  }
+
+  /** Runs one probe beside everything else; its outcome goes to the core at the next pump. */
+  private async probe(action: PlannedAction, request: ProbeRequest, pod: string | undefined): Promise<void> {
+    const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === action.podUid && s.state === "ready");
+    const podIp = (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
+    const finding = await runProbe(request, { podIp, runtime: this.options.runtime });
+    this.options.log.log("debug", "probe", { pod, container: request.containerName, probe: request.probeType, outcome: finding.outcome });
+    this.pendingProbeResults.push({ actionId: action.id, outcome: finding.outcome, output: finding.output });
+    this.schedulePump();
   }
 
   private async relist(action: PlannedAction): Promise<void> {

@@ -4,7 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
-import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./core-types.js";
+import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { packSnapshot } from "./relist-packing.js";
 import { packNodeStats } from "./node/stats-packing.js";
 
@@ -126,6 +126,8 @@ export interface Core {
   /** A relist's snapshot; `packed` is the same snapshot already packed, when the caller has it. */
   handleSnapshot(nowMs: number, snapshot: RuntimeSnapshot, packed?: PackedSnapshot): void;
   handleActionResults(nowMs: number, results: ActionResult[]): void;
+  /** Outcomes of run-probe actions. */
+  handleProbeResults(nowMs: number, results: ProbeResult[]): void;
   pollActions(nowMs: number): PlannedAction[];
   /** Next time (host ms) the core wants to be polled, or undefined. */
   pollDeadline(): number | undefined;
@@ -226,6 +228,11 @@ export class CoreAgent implements Core {
   handleActionResults(nowMs: number, results: ActionResult[]): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-action-results", () => this.agent.handleActionResults(now, results));
+  }
+
+  handleProbeResults(nowMs: number, results: ProbeResult[]): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-probe-results", () => this.agent.handleProbeResults(now, results));
   }
 
   pollActions(nowMs: number): PlannedAction[] {

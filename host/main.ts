@@ -11,7 +11,7 @@ import { loadKubeconfig } from "./cluster/kubeconfig.js";
 import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, DEFAULT_MAX_PODS, type CoreConfig } from "./core.js";
 import { CgroupManager } from "./node/cgroup-manager.js";
 import { nodeSettings } from "./node/eviction-flags.js";
-import { readMachineInfo } from "./node/machine.js";
+import { primaryIpv4, readMachineInfo } from "./node/machine.js";
 import { StatsCollector } from "./node/stats.js";
 import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
@@ -256,6 +256,7 @@ async function run(argv: string[]): Promise<number> {
       allocatableMemoryBytes: node.allocatableMemoryBytes,
     }),
     statsIntervalMs: evictionIntervalMs,
+    nodeIp: values["node-ip"] ?? primaryIpv4(),
   });
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);

@@ -27,6 +27,8 @@ export function specWeight(spec: PodSpec): number {
     for (const e of c.env) w += 32 + stringWeight(e.name) + stringWeight(e.value);
     for (const q of [...c.requests, ...c.limits]) w += 32 + stringWeight(q.name) + stringWeight(q.quantity);
     for (const s of c.restartOnResize) w += stringWeight(s);
+    w += 64 * c.ports.length;
+    for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) if (probe) w += 256 + stringWeight(JSON.stringify(probe.handler, (_k, v) => (typeof v === "bigint" ? 0 : v)));
   }
   return w;
 }

@@ -20,6 +20,8 @@ import {
   StopContainer,
 } from "../core/model";
 import { liftList, liftString, lowerList, lowerString } from "./memory";
+import { ProbeRequest } from "../core/probe-types";
+import { liftProbeRequest, lowerProbeRequest } from "./probes";
 import { RESOURCE_QUANTITY_SIZE, liftContainerSpec, liftResourceQuantity, lowerContainerSpec, lowerResourceQuantity } from "./pod-spec";
 
 // linux-resources { cpu-shares u64 @0, cpu-weight u64 @8, cpu-quota-us s64 @16, cpu-period-us u64 @24,
@@ -29,7 +31,7 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @116 (76), resources @192 (48) }: 240, align 8.
+//   container @120 (376, align 8), resources @496 (48) }: 544, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -48,10 +50,10 @@ const POD_CONDITION_SIZE: usize = 32;
 // pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
 //   version u64 @40, conditions @48, start-time-ms u64 @56, finished u8 @64 }: 72, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 240): 248, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 544): 552, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 280, align 8.
-export const PLANNED_ACTION_SIZE: usize = 280;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 584, align 8.
+export const PLANNED_ACTION_SIZE: usize = 584;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -103,8 +105,8 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.sandbox = liftSandboxSpec(ptr + 8);
   create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
   create.specHash = liftString(ptr + 108);
-  create.container = liftContainerSpec(ptr + 116);
-  create.resources = liftLinuxResources(ptr + 192);
+  create.container = liftContainerSpec(ptr + 120);
+  create.resources = liftLinuxResources(ptr + 496);
   return create;
 }
 
@@ -113,8 +115,8 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   lowerSandboxSpec(ptr + 8, create.sandbox);
   store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
   lowerString(ptr + 108, create.specHash);
-  lowerContainerSpec(ptr + 116, create.container);
-  lowerLinuxResources(ptr + 192, create.resources);
+  lowerContainerSpec(ptr + 120, create.container);
+  lowerLinuxResources(ptr + 496, create.resources);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -263,6 +265,9 @@ function liftActionKind(ptr: usize): ActionKind {
     case ActionTag.NodePressureChanged:
       kind.pressure = new NodePressure(load<u8>(payload) != 0, load<u8>(payload + 1) != 0, load<u8>(payload + 2) != 0);
       break;
+    case ActionTag.RunProbe:
+      kind.probe = liftProbeRequest(payload);
+      break;
     default:
       assert(false, "abi: unknown action-kind case");
   }
@@ -331,6 +336,9 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
       store<u8>(payload + 2, <u8>(pressure.pid ? 1 : 0));
       break;
     }
+    case ActionTag.RunProbe:
+      lowerProbeRequest(payload, changetype<ProbeRequest>(kind.probe));
+      break;
     default:
       assert(false, "abi: unknown action-kind case");
   }

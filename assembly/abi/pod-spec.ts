@@ -3,20 +3,34 @@
 // alignment, records padded to their largest); strings and lists are (ptr u32, len u32).
 import { ContainerSpec, EnvVar, PodRejection, PodSpec, ResourceQuantity } from "../core/model";
 import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
+import { ContainerPort, ReadinessGate } from "../core/probe-types";
+import {
+  CONTAINER_PORT_SIZE,
+  OPTION_PROBE_SIZE,
+  READINESS_GATE_SIZE,
+  liftContainerPort,
+  liftOptionProbe,
+  liftReadinessGate,
+  lowerContainerPort,
+  lowerOptionProbe,
+  lowerReadinessGate,
+} from "./probes";
 
 // env-var { name @0, value @8 }: size 16, align 4. resource-quantity has the same shape.
 export const ENV_VAR_SIZE: usize = 16;
 export const RESOURCE_QUANTITY_SIZE: usize = 16;
 // container-spec { name @0, image @8, command @16, args @24, env @32,
 //   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
-//   restart-on-resize @68 }: size 76, align 4.
-export const CONTAINER_SPEC_SIZE: usize = 76;
+//   restart-on-resize @68, ports @76, startup-probe: option<probe> @88 (96 bytes, align 8),
+//   liveness-probe @184, readiness-probe @280 }: size 376, align 8.
+export const CONTAINER_SPEC_SIZE: usize = 376;
+const STARTUP_PROBE_AT: usize = 88;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
 //   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
-//   static-pod u8 @88, tolerates-memory-pressure u8 @89 }: size 96, align 8.
-export const POD_SPEC_SIZE: usize = 96;
+//   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92 }: size 104, align 8.
+export const POD_SPEC_SIZE: usize = 104;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -49,6 +63,10 @@ export function liftContainerSpec(ptr: usize): ContainerSpec {
   spec.requests = liftList<ResourceQuantity>(ptr + 52, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   spec.limits = liftList<ResourceQuantity>(ptr + 60, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   spec.restartOnResize = liftList<string>(ptr + 68, 8, liftStringElement);
+  spec.ports = liftList<ContainerPort>(ptr + 76, CONTAINER_PORT_SIZE, liftContainerPort);
+  spec.startupProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT);
+  spec.livenessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE);
+  spec.readinessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE);
   return spec;
 }
 
@@ -68,6 +86,10 @@ export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
   lowerList<ResourceQuantity>(ptr + 52, spec.requests, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
   lowerList<ResourceQuantity>(ptr + 60, spec.limits, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
   lowerList<string>(ptr + 68, spec.restartOnResize, 8, lowerStringElement);
+  lowerList<ContainerPort>(ptr + 76, spec.ports, CONTAINER_PORT_SIZE, lowerContainerPort);
+  lowerOptionProbe(ptr + STARTUP_PROBE_AT, spec.startupProbe);
+  lowerOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE, spec.livenessProbe);
+  lowerOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE, spec.readinessProbe);
 }
 
 export function liftPodSpec(ptr: usize): PodSpec {
@@ -87,6 +109,7 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.priority = load<i32>(ptr + 84);
   pod.staticPod = load<u8>(ptr + 88) != 0;
   pod.toleratesMemoryPressure = load<u8>(ptr + 89) != 0;
+  pod.readinessGates = liftList<ReadinessGate>(ptr + 92, READINESS_GATE_SIZE, liftReadinessGate);
   return pod;
 }
 
@@ -106,6 +129,7 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<i32>(ptr + 84, pod.priority);
   store<u8>(ptr + 88, <u8>(pod.staticPod ? 1 : 0));
   store<u8>(ptr + 89, <u8>(pod.toleratesMemoryPressure ? 1 : 0));
+  lowerList<ReadinessGate>(ptr + 92, pod.readinessGates, READINESS_GATE_SIZE, lowerReadinessGate);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

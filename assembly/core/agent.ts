@@ -10,6 +10,8 @@ import { ActionResult, AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRej
 import { PackedSnapshot, packSnapshot } from "./packed";
 import { PodManager } from "./pod-manager";
 import { PodRecord } from "./pod-record";
+import { ProbeManager } from "./probe-manager";
+import { ProbeResult } from "./probe-types";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
 import { RankTable } from "./rank-table";
 import { RelistIntake } from "./relist-intake";
@@ -25,6 +27,7 @@ export class Agent {
   private intake: RelistIntake;
   private results: ActionResults;
   private eviction: EvictionPass;
+  private probes: ProbeManager;
 
   constructor(public config: AgentConfig) {
     assert(config.relistPeriodMs > 0, "agent-config: relist-period-ms must be > 0");
@@ -39,6 +42,7 @@ export class Agent {
     this.intake = intake;
     this.results = new ActionResults(ctx, pods, intake);
     this.eviction = new EvictionPass(ctx, pods, rankTable);
+    this.probes = new ProbeManager(ctx, pods);
   }
 
   /// Applies the node's resources and eviction flags; returns the error, or "" when applied.
@@ -77,11 +81,21 @@ export class Agent {
     for (let i = 0; i < results.length; i++) this.results.apply(nowMs, results[i]);
   }
 
+  handleProbeResults(nowMs: u64, results: ProbeResult[]): void {
+    this.ctx.nowMs = nowMs;
+    this.probes.handleResults(nowMs, results);
+  }
+
   pollActions(nowMs: u64): PlannedAction[] {
     const ctx = this.ctx;
     ctx.nowMs = nowMs;
     this.intake.poll(nowMs);
-    if (this.intake.seenRuntime) this.runWorkers(nowMs);
+    if (this.intake.seenRuntime) {
+      this.runWorkers(nowMs);
+      // After the workers: probes read the statuses they just published. A probe result that
+      // changed what a status says is acted on at the next poll (the deadline says now).
+      this.probes.poll(nowMs);
+    }
     const out = ctx.queue;
     ctx.queue = [];
     return out;
@@ -90,6 +104,10 @@ export class Agent {
   pollDeadline(): u64 {
     if (this.ctx.queue.length > 0) return this.ctx.nowMs;
     let deadline = this.intake.deadline();
+    if (this.intake.seenRuntime) {
+      const probeDeadline = this.probes.deadline(this.ctx.nowMs);
+      if (probeDeadline < deadline) deadline = probeDeadline;
+    }
     const records = this.pods.list;
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);
@@ -160,6 +178,10 @@ export class Agent {
 
   get abandonedRelistCount(): u64 {
     return this.intake.abandonedRelistCount;
+  }
+
+  get probeRunCount(): u64 {
+    return this.probes.runCount;
   }
 
   get unknownResultCount(): u64 {

@@ -1,6 +1,6 @@
 // Pod conditions (upstream status/generate.go and kubelet_pods.go generateAPIPodStatus): which
 // conditions a pod has, in upstream's order, and when each last changed.
-import { ContainerStatus, PodCondition, PodConditionType, PodPhase } from "./model";
+import { ContainerStatus, PodCondition, PodConditionType, PodPhase, ReadinessGate } from "./model";
 
 const CONTAINERS_NOT_READY = "ContainersNotReady";
 const POD_COMPLETED = "PodCompleted";
@@ -23,6 +23,21 @@ function containersReady(statuses: ContainerStatus[], phase: i32): PodCondition 
   return condition;
 }
 
+/// Ready once the containers are: false while a readiness gate's condition is missing or not True.
+function readyByGates(gates: ReadinessGate[]): PodCondition {
+  const unready: string[] = [];
+  for (let i = 0; i < gates.length; i++) {
+    const gate = gates[i];
+    if (gate.status.length == 0) {
+      unready.push('corresponding condition of pod readiness gate "' + gate.conditionType + '" does not exist.');
+    } else if (gate.status != "True") {
+      unready.push('the status of pod readiness gate "' + gate.conditionType + '" is not "True", but ' + gate.status);
+    }
+  }
+  if (unready.length == 0) return new PodCondition(PodConditionType.Ready, true);
+  return new PodCondition(PodConditionType.Ready, false, "ReadinessGatesNotReady", unready.join(", "));
+}
+
 /// The pod's conditions, transition times carried over from `previous` where the status did
 /// not change.
 export function podConditions(
@@ -31,9 +46,10 @@ export function podConditions(
   sandboxReady: bool,
   previous: PodCondition[],
   nowMs: u64,
+  gates: ReadinessGate[] = [],
 ): PodCondition[] {
   const ready = containersReady(statuses, phase);
-  const podReady = new PodCondition(PodConditionType.Ready, ready.status, ready.reason, ready.message);
+  const podReady = ready.status ? readyByGates(gates) : new PodCondition(PodConditionType.Ready, false, ready.reason, ready.message);
   const out: PodCondition[] = [
     new PodCondition(PodConditionType.PodReadyToStartContainers, sandboxReady),
     new PodCondition(PodConditionType.Initialized, true),

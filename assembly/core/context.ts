@@ -18,6 +18,7 @@ import {
   UpdateContainerResources,
   PodEvent,
   PodSpec,
+  ProbeRequest,
   SandboxSpec,
   StopContainer,
 } from "./model";
@@ -156,11 +157,12 @@ export class WorkerContext {
     this.call(rec, kind, flight);
   }
 
-  stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string): void {
+  /// `graceSeconds`: a probe's own grace period, or -1 for the pod's.
+  stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string, graceSeconds: i64 = -1): void {
     const kind = new ActionKind();
     kind.tag = ActionTag.StopContainer;
     // Upstream gives every container a minimal shutdown window (killContainer): never a bare SIGKILL.
-    const grace = rec.gracePeriodSeconds();
+    const grace = graceSeconds >= 0 ? graceSeconds : rec.gracePeriodSeconds();
     const timeoutSeconds = grace < MINIMUM_GRACE_PERIOD_SECONDS ? MINIMUM_GRACE_PERIOD_SECONDS : grace;
     rec.stopTimeoutSeconds = timeoutSeconds;
     kind.stop = new StopContainer(containerId, containerName, timeoutSeconds);
@@ -237,6 +239,15 @@ export class WorkerContext {
     kind.tag = ActionTag.RemovePodCgroup;
     kind.text = rec.uid;
     this.plan(rec, kind);
+  }
+
+  /// Queues one probe run; its outcome comes back through handle-probe-results. Returns the
+  /// action's ID. The pod is not busy meanwhile: probes run beside the pod's worker.
+  runProbe(rec: PodRecord, request: ProbeRequest): u64 {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.RunProbe;
+    kind.probe = request;
+    return this.plan(rec, kind).id;
   }
 
   event(rec: PodRecord, containerName: string, type: i32, reason: string, message: string): void {

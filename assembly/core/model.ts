@@ -2,6 +2,9 @@
 // WIT records one to one; the canonical-ABI code in assembly/abi/ moves them across the boundary.
 
 import { unitsEqual } from "./units";
+import { ContainerPort, Probe, ProbeRequest, ReadinessGate } from "./probe-types";
+
+export { ContainerPort, GrpcAction, HandlerTag, HttpGetAction, HttpHeader, Probe, ProbeHandler, ProbeOutcome, ProbeRequest, ProbeResult, ProbeType, ReadinessGate, TcpSocketAction } from "./probe-types";
 
 export class EnvVar {
   constructor(public name: string = "", public value: string = "") {}
@@ -22,6 +25,15 @@ export class ContainerSpec {
   limits: ResourceQuantity[] = [];
   /// Resources whose resizePolicy is RestartContainer.
   restartOnResize: string[] = [];
+  ports: ContainerPort[] = [];
+  startupProbe: Probe | null = null;
+  livenessProbe: Probe | null = null;
+  readinessProbe: Probe | null = null;
+
+  /// The probe of `type` (a `ProbeType`), or null.
+  probe(type: i32): Probe | null {
+    return type == 0 ? this.startupProbe : type == 1 ? this.livenessProbe : this.readinessProbe;
+  }
 }
 
 export class PodSpec {
@@ -42,6 +54,7 @@ export class PodSpec {
   priority: i32 = 0;
   staticPod: bool = false;
   toleratesMemoryPressure: bool = false;
+  readinessGates: ReadinessGate[] = [];
 }
 
 export class PodRejection {
@@ -286,6 +299,7 @@ export const enum ActionTag {
   UpdateContainerResources = 11,
   UpdatePodCgroup = 12,
   NodePressureChanged = 13,
+  RunProbe = 14,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -301,6 +315,7 @@ export class ActionKind {
   update: UpdateContainerResources | null = null;
   podCgroup: PodCgroupUpdate | null = null;
   pressure: NodePressure | null = null;
+  probe: ProbeRequest | null = null;
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {

@@ -6,6 +6,7 @@ import { WaitingReason } from "./status";
 import { containerSpecHash } from "./hash";
 import { QosClass, podCgroupParent, qosClassOf } from "./qos";
 import { EvictionCandidate } from "./eviction-manager";
+import { ProbeWorker } from "./probe-worker";
 
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
@@ -73,6 +74,13 @@ export class PodRecord {
   /// Containers stopped because a resize of theirs needs a restart (resizePolicy
   /// RestartContainer), by name, with the ID of the stopped instance: started again at once.
   restartForResize: Map<string, string> = new Map();
+  /// Containers killed for failing a liveness or startup probe, by name, with the ID of the
+  /// killed instance: started again at once unless the policy is Never (upstream kills and
+  /// starts them in one sync, so no crash-loop back-off applies).
+  restartForProbe: Map<string, string> = new Map();
+  /// One worker per container probe, and the spec they were made for.
+  probeWorkers: ProbeWorker[] = [];
+  probesForSpec: PodSpec | null = null;
   /// The back-off key whose BackOff event was last sent per container, to send it once per wait.
   backoffEventSent: Map<string, string> = new Map();
   status: PodStatus | null = null;
@@ -134,6 +142,10 @@ export class PodRecord {
     if (current.beingDeleted != spec.beingDeleted || current.deletionGracePeriodSeconds != spec.deletionGracePeriodSeconds) return false;
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
     if (current.priority != spec.priority || current.staticPod != spec.staticPod || current.toleratesMemoryPressure != spec.toleratesMemoryPressure) return false;
+    if (current.readinessGates.length != spec.readinessGates.length) return false;
+    for (let i = 0; i < spec.readinessGates.length; i++) {
+      if (current.readinessGates[i].conditionType != spec.readinessGates[i].conditionType || current.readinessGates[i].status != spec.readinessGates[i].status) return false;
+    }
     if (current.containers.length != spec.containers.length) return false;
     for (let i = 0; i < spec.containers.length; i++) {
       if (this.hashes[i] != containerSpecHash(spec.containers[i])) return false;

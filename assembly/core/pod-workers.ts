@@ -97,6 +97,7 @@ export function movePod(rec: PodRecord, event: i32): void {
   if (rec.state != WorkerState.SyncPod) {
     rec.restartForSpecChange.clear();
     rec.restartForResize.clear();
+    rec.restartForProbe.clear();
   }
   rec.dirty = true;
   rec.retryAtMs = 0;

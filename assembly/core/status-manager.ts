@@ -4,6 +4,7 @@
 import { WorkerContext } from "./context";
 import { ContainerStatus, PodCondition, PodConditionType, PodPhase, PodStatus, ResourceQuantity, SandboxState, TerminatedState } from "./model";
 import { podConditions, sameConditions } from "./conditions";
+import { applyProbeResults } from "./probe-status";
 import { PodRecord } from "./pod-record";
 import { WorkerState } from "./pod-workers";
 import { restartPolicyOf } from "./restart";
@@ -19,9 +20,10 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   // A container being replaced for a spec change is stopped and started as one step upstream
   // (one SyncPod); the stopped moment in between is not a status (under Never it would read
   // Failed, and a terminal phase is final).
-  if ((rec.restartForSpecChange.size > 0 || rec.restartForResize.size > 0) && rec.state == WorkerState.SyncPod) return;
+  if ((rec.restartForSpecChange.size > 0 || rec.restartForResize.size > 0 || rec.restartForProbe.size > 0) && rec.state == WorkerState.SyncPod) return;
   const stoppedBefore: bool[] = [];
   const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
+  applyProbeResults(rec, statuses);
   const hasStatus: bool[] = [];
   for (let i = 0; i < statuses.length; i++) hasStatus.push(statuses[i].containerId.length > 0);
   // A deleted pod whose containers all stopped ends Succeeded or Failed whatever its restart
@@ -43,7 +45,7 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   status.containerStatuses = statuses;
   addResources(rec, statuses);
   const previousConditions = previous !== null ? previous.conditions : [];
-  status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs);
+  status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs, spec.readinessGates);
   if (failure !== null) {
     status.reason = failure.reason;
     status.message = failure.message;

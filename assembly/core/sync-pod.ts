@@ -2,7 +2,9 @@
 // with its part of the runtime view and queue the next runtime call, at most one at a time, so
 // that each decision sees the outcome of the previous one.
 import { imageReferenceProblem } from "./image-reference";
-import { ContainerObservation, ContainerState, EventType, PodSpec, SandboxObservation, SandboxState } from "./model";
+import { ContainerObservation, ContainerSpec, ContainerState, EventType, PodSpec, SandboxObservation, SandboxState } from "./model";
+import { ProbeType } from "./probe-types";
+import { failedProbe } from "./probe-status";
 import { PodRecord } from "./pod-record";
 import { WorkerContext } from "./context";
 import {
@@ -122,6 +124,9 @@ function syncContainer(
   // The replacement for a spec change has run (or is running): the replacement is done.
   if (latest !== null && latest.specHash == hash && latest.state != ContainerState.Created) rec.restartForSpecChange.delete(name);
   if (latest !== null && rec.restartForResize.has(name) && rec.restartForResize.get(name) != latest.id) rec.restartForResize.delete(name);
+  if (latest !== null && rec.restartForProbe.has(name) && rec.restartForProbe.get(name) != latest.id && latest.state != ContainerState.Created) {
+    rec.restartForProbe.delete(name);
+  }
 
   if (current !== null && current.state == ContainerState.Running) {
     if (current.specHash.length > 0 && current.specHash != hash) {
@@ -130,6 +135,7 @@ function syncContainer(
       ctx.stopContainer(rec, current.id, name, "Container " + name + " definition changed, will be restarted");
       return true;
     }
+    if (killForFailedProbe(rec, ctx, container, current, policy)) return true;
     rec.waiting.delete(name);
     return false;
   }
@@ -143,7 +149,8 @@ function syncContainer(
   }
 
   // Not running in this sandbox: exited here, or never created in it.
-  const specChanged = latest !== null && ((latest.specHash != hash && rec.restartForSpecChange.has(name)) || rec.restartForResize.has(name));
+  const specChanged = latest !== null && ((latest.specHash != hash && rec.restartForSpecChange.has(name)) || rec.restartForResize.has(name) ||
+    rec.restartForProbe.has(name));
   if (latest !== null && !specChanged) {
     if (current === null && latest.sandboxId != sandbox.id) {
       // A new sandbox starts every container, except those that succeeded under OnFailure.
@@ -160,6 +167,22 @@ function syncContainer(
 
   const attempt: u32 = latest !== null ? latest.attempt + 1 : 0;
   ctx.createContainer(rec, sandbox.id, sandbox.attempt, index, attempt);
+  return true;
+}
+
+/// Upstream computePodActions: a running container whose liveness or startup probe failed is
+/// killed (with the probe's own grace period if it has one) and, unless the policy is Never,
+/// started again at once.
+function killForFailedProbe(rec: PodRecord, ctx: WorkerContext, container: ContainerSpec, current: ContainerObservation, policy: RestartPolicy): bool {
+  const failed = failedProbe(rec, container.name, current.id);
+  if (failed < 0) return false;
+  let message = "Container " + container.name + " failed " + (failed == ProbeType.Liveness ? "liveness" : "startup") + " probe";
+  if (policy != RestartPolicy.Never) {
+    message += ", will be restarted";
+    rec.restartForProbe.set(container.name, current.id);
+  }
+  const probe = container.probe(failed)!;
+  ctx.stopContainer(rec, current.id, container.name, message, probe.hasGracePeriod ? probe.terminationGracePeriodSeconds : -1);
   return true;
 }
 

@@ -3,7 +3,7 @@
 // virtual clock that jumps from event to event. Every random choice comes from one seed. This
 // file drives the core as the agent loop does and plays the scenario's timeline; the parts live
 // beside it: faults.ts, pod-source.ts, expectations.ts, invariants.ts.
-import type { ActionResult, NodePressure, NodeStats, PlannedAction, PodStatus } from "../core-types.js";
+import type { ActionResult, NodePressure, NodeStats, PlannedAction, PodStatus, ProbeRequest, ProbeResult } from "../core-types.js";
 import { hardMemoryThresholdBytes } from "../node/eviction-flags.js";
 import { RankedPod, quantityBytes } from "./eviction-reference.js";
 import { SYSTEM_CRITICAL_PRIORITY } from "./invariants.js";
@@ -19,6 +19,9 @@ import { Prng } from "./prng.js";
 import { Expectation, Scenario } from "./scenario.js";
 import { SimCri, Snapshot } from "./sim-cri.js";
 import { SimRuntime } from "./sim-runtime.js";
+
+/** How long a simulated probe takes to answer. */
+const PROBE_LATENCY_MS = 5;
 
 /** Virtual time 0 of every run: 2026-01-01T00:00:00Z, so traces show plausible dates. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1);
@@ -86,6 +89,7 @@ export class Simulator {
   /** Bumped on each agent restart: answers to a dead agent's calls are dropped. */
   private generation = 0;
   private pendingResults: ActionResult[] = [];
+  private pendingProbeResults: ProbeResult[] = [];
   private needPump = false;
   /** The pending wake-up at the core's deadline (a suspend moves it with every other event). */
   private wakeEvent: SimEvent | undefined;
@@ -258,6 +262,11 @@ export class Simulator {
         this.pendingResults = [];
         this.call((core) => core.handleActionResults(this.nowMs, results));
       }
+      if (this.pendingProbeResults.length > 0) {
+        const results = this.pendingProbeResults;
+        this.pendingProbeResults = [];
+        this.call((core) => core.handleProbeResults(this.nowMs, results));
+      }
       const actions = this.call((core) => core.pollActions(this.nowMs)) ?? [];
       for (const action of actions) this.dispatch(action);
       const deadline = this.call((core) => core.pollDeadline());
@@ -266,7 +275,7 @@ export class Simulator {
         this.wakeAt(deadline);
         return;
       }
-      if (actions.length === 0 && this.pendingResults.length === 0) {
+      if (actions.length === 0 && this.pendingResults.length === 0 && this.pendingProbeResults.length === 0) {
         this.wakeAt(this.nowMs + 1); // due now but nothing to do: look again a moment later
         return;
       }
@@ -319,6 +328,9 @@ export class Simulator {
         if (isEviction(kind.val) && !wasEvicted) this.onEviction(action.podUid);
         if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
         return;
+      case "run-probe":
+        this.simulateProbe(action, kind.val);
+        return;
       case "pod-event":
       case "remove-pod-cgroup":
         return; // no log or cgroup file system in the simulation
@@ -339,6 +351,21 @@ export class Simulator {
         }
         this.cri.submit(action);
     }
+  }
+
+  /**
+   * A probe on the simulated runtime: a running container answers after a moment; one that is
+   * gone makes the probe error, as an exec into a stopped container does.
+   */
+  private simulateProbe(action: PlannedAction, request: ProbeRequest): void {
+    const generation = this.generation;
+    this.queue.push(this.nowMs + PROBE_LATENCY_MS, "probe answers", () => {
+      if (generation !== this.generation) return; // the agent that asked is gone
+      const container = this.runtime.containers.get(request.containerId);
+      const running = container?.state === "running";
+      this.pendingProbeResults.push({ actionId: action.id, outcome: running ? "success" : "error", output: running ? "" : "container is not running" });
+      this.needPump = true;
+    });
   }
 
   /**
@@ -478,6 +505,7 @@ export class Simulator {
         this.cri.reset();
         const generation = ++this.generation;
         this.pendingResults = [];
+        this.pendingProbeResults = [];
         this.wakeEvent = undefined;
         this.queue.push(now + Math.max(1, action.downMs), "agent start", async () => {
           if (generation !== this.generation) return; // restarted again while down: that start wins

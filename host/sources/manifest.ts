@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import type { ContainerSpec, PodSpec } from "../core-types.js";
 import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkDnsPolicy, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
+import { portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
 
 export { ManifestError } from "./field-reader.js";
 
@@ -25,6 +26,7 @@ function quantityMap(r: FieldReader, value: unknown, field: string): { name: str
 const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
+  "startupProbe", "livenessProbe", "readinessProbe",
 ]);
 /** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
 const CONTAINER_FIELDS_IF_EMPTY = new Set(["stdin", "stdinOnce", "tty", "volumeMounts", "envFrom", "volumeDevices", "securityContext"]);
@@ -37,6 +39,7 @@ const POD_SPEC_FIELDS = new Set([
   "containers", "restartPolicy", "terminationGracePeriodSeconds", "hostNetwork", "priority", "tolerations",
   "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
+  "readinessGates",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
@@ -44,7 +47,7 @@ const POD_SPEC_FIELDS = new Set([
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "nodeSelector", "affinity", "hostAliases",
-  "initContainers", "ephemeralContainers", "imagePullSecrets", "readinessGates", "overhead", "resourceClaims",
+  "initContainers", "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
   "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "activeDeadlineSeconds", "os",
   "hostUsers", "resources",
 ]);
@@ -96,6 +99,8 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
   checkPorts(r, c.ports, `${field}.ports`);
   checkImagePullPolicy(r, c.imagePullPolicy, `${field}.imagePullPolicy`);
   checkTerminationMessage(r, c, field);
+  const ports = portsOf(r, c.ports, `${field}.ports`);
+  const portNames = new Set(ports.map((p) => p.name).filter((name) => name !== ""));
   return {
     name: r.string(c.name, `${field}.name`) ?? "",
     image: r.string(c.image, `${field}.image`) ?? "",
@@ -112,6 +117,10 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
     requests: quantityMap(r, resources.requests, `${field}.resources.requests`),
     limits: quantityMap(r, resources.limits, `${field}.resources.limits`),
     restartOnResize: restartOnResizeAt(r, c.resizePolicy, `${field}.resizePolicy`),
+    ports,
+    startupProbe: probeOf(r, c.startupProbe, `${field}.startupProbe`, "startupProbe", portNames),
+    livenessProbe: probeOf(r, c.livenessProbe, `${field}.livenessProbe`, "livenessProbe", portNames),
+    readinessProbe: probeOf(r, c.readinessProbe, `${field}.readinessProbe`, "readinessProbe", portNames),
   };
 }
 
@@ -189,6 +198,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
+  const readinessGates = readinessGatesOf(r, spec.readinessGates, undefined);
   r.done();
   const uid =
     explicitUid ||
@@ -210,6 +220,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     priority,
     staticPod: true,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
+    readinessGates,
   };
 }
 
@@ -258,6 +269,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
   const deletionGracePeriodSeconds = deleting ? integerAt(r, metadata.deletionGracePeriodSeconds, "metadata.deletionGracePeriodSeconds") ?? 0n : undefined;
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const status = r.object(pod!.status, "status");
+  const readinessGates = readinessGatesOf(r, spec.readinessGates, status);
   r.done();
   return {
     uid,
@@ -273,5 +285,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     priority,
     staticPod: false,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
+    readinessGates,
   };
 }

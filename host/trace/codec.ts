@@ -2,7 +2,7 @@
 // outputs at the host time the core was given (`t`, ms). Written by `nanolet run --record` and by
 // the simulator, read by `nanolet sim --replay`. The bindings' 64-bit integers (bigint) are written
 // as decimal strings; the decoders below know which fields they are.
-import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "../core-types.js";
+import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "../core-types.js";
 import type { CoreConfig } from "../core.js";
 
 export const TRACE_FORMAT = "nanolet-trace/1";
@@ -15,6 +15,7 @@ export type TraceLine =
   | { t: number; op: "relist"; snapshot: RuntimeSnapshot }
   | { t: number; op: "relist"; listedAtMs: bigint; same: true }
   | { t: number; op: "results"; results: ActionResult[] }
+  | { t: number; op: "probes"; results: ProbeResult[] }
   | { t: number; op: "poll"; out: PlannedAction[] | null }
   | { t: number; op: "trap"; call: string; reason: string }
   | { t: number; op: "sim"; event: string; [key: string]: unknown };
@@ -97,6 +98,10 @@ export function decodeNodeStats(value: unknown): NodeStats {
       })),
     })),
   };
+}
+
+export function decodeProbeResults(value: unknown): ProbeResult[] {
+  return list(value, "results").map((r, i) => ({ ...(r as unknown as ProbeResult), actionId: big(r.actionId, `results[${i}].actionId`) }));
 }
 
 export function decodeResults(value: unknown): ActionResult[] {

@@ -1,7 +1,7 @@
 // A Core that writes every call it passes on to a trace (see codec.ts): the inputs, the outputs,
 // and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
 // from its time is written as `same`, so a steady node costs a few bytes a second.
-import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "../core-types.js";
+import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core-types.js";
 import { Core, CoreConfig, CoreTrapError } from "../core.js";
 import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
 
@@ -39,6 +39,10 @@ export class TraceWriter {
 
   results(t: number, results: ActionResult[]): void {
     this.sink(encodeLine({ t, op: "results", results }));
+  }
+
+  probes(t: number, results: ProbeResult[]): void {
+    this.sink(encodeLine({ t, op: "probes", results }));
   }
 
   stats(t: number, stats: NodeStats): void {
@@ -98,6 +102,11 @@ export class RecordingCore implements Core {
   handleActionResults(nowMs: number, results: ActionResult[]): void {
     this.trace.results(nowMs, results);
     this.guard(nowMs, () => this.inner.handleActionResults(nowMs, results));
+  }
+
+  handleProbeResults(nowMs: number, results: ProbeResult[]): void {
+    this.trace.probes(nowMs, results);
+    this.guard(nowMs, () => this.inner.handleProbeResults(nowMs, results));
   }
 
   handleNodeStats(nowMs: number, stats: NodeStats): void {

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import type { RuntimeSnapshot } from "../core-types.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
-import { TraceFormatError, decodePods, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
+import { TraceFormatError, decodePods, decodeProbeResults, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
 
 export interface Divergence {
   line: number;
@@ -89,6 +89,9 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
         }
         case "results":
           core.handleActionResults(t, decodeResults(entry.results));
+          break;
+        case "probes":
+          core.handleProbeResults(t, decodeProbeResults(entry.results));
           break;
         case "stats":
           core.handleNodeStats(t, decodeNodeStats(entry.stats));

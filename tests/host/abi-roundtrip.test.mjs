@@ -9,6 +9,22 @@ import { loadComponent } from "../../dist/core.js";
 const { bindings } = await loadComponent();
 const check = bindings.abiCheck;
 
+// Every probe-handler case, each with values that move its fields (options, lists, 64-bit).
+const handlers = [
+  { tag: "exec", val: ["cat", "/tmp/héalthy", ""] },
+  { tag: "http-get", val: { scheme: "HTTPS", host: "", port: "web", path: "/healthz?x=☃", headers: [{ name: "X-A", value: "1" }, { name: "Host", value: "" }] } },
+  { tag: "tcp-socket", val: { host: "10.0.0.1", port: "8080" } },
+  { tag: "grpc", val: { port: 65535, service: "liveness" } },
+  { tag: "grpc", val: { port: 1, service: undefined } },
+  { tag: "sleep", val: -(2n ** 62n) },
+];
+
+const probe = (i) => ({
+  handler: handlers[i % handlers.length],
+  initialDelaySeconds: i, timeoutSeconds: 1 + i, periodSeconds: 10 * (i + 1), successThreshold: 1, failureThreshold: 2147483647,
+  terminationGracePeriodSeconds: i % 2 ? BigInt(i) * 2n ** 40n : undefined,
+});
+
 const containerSpec = (i) => ({
   name: `c-${i}`,
   image: "busybox:1.36 ☃",
@@ -19,6 +35,10 @@ const containerSpec = (i) => ({
   requests: [{ name: "cpu", quantity: "250m" }],
   limits: i % 2 ? [] : [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "1" }],
   restartOnResize: i % 2 ? ["memory"] : [],
+  ports: i % 2 ? [] : [{ name: "web", containerPort: 8080, hostPort: 0, protocol: "TCP", hostIp: "" }, { name: "", containerPort: 53, hostPort: 5353, protocol: "UDP", hostIp: "::1" }],
+  startupProbe: i % 3 === 0 ? probe(i) : undefined,
+  livenessProbe: probe(i + 1),
+  readinessProbe: i % 2 ? probe(i + 2) : undefined,
 });
 
 const resources = (i) => ({
@@ -28,9 +48,9 @@ const resources = (i) => ({
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }] },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [] },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }] },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);
@@ -108,9 +128,19 @@ test("planned-action round-trips every action-kind case", () => {
     { tag: "update-pod-cgroup", val: { cgroupParent: "/kubepods/burstable/podu1", resources: resources(4) } },
     { tag: "node-pressure-changed", val: { memory: true, disk: false, pid: true } },
     { tag: "node-pressure-changed", val: { memory: false, disk: true, pid: false } },
+    ...handlers.map((handler, i) => ({
+      tag: "run-probe",
+      val: { containerId: `c${i}`, containerName: "n ☃", probeType: ["startup", "liveness", "readiness"][i % 3], handler, timeoutSeconds: i - 1 },
+    })),
   ];
   const actions = kinds.map((kind, i) => ({ id: BigInt(i + 1), podUid: `u${i}`, podNamespace: "ns", podName: "p", kind }));
   assert.deepEqual(check.echoActions(actions), actions);
+});
+
+test("probe-result round-trips with every outcome", () => {
+  const results = ["success", "warning", "failure", "unknown", "error"].map((outcome, i) => ({ actionId: 2n ** 63n + BigInt(i), outcome, output: i % 2 ? "HTTP probe failed with statuscode: 500 ☃" : "" }));
+  assert.deepEqual(check.echoProbeResults(results), results);
+  assert.deepEqual(check.echoProbeResults([]), []);
 });
 
 test("node-stats round-trips with signals, pods and their containers", () => {
@@ -149,7 +179,7 @@ test("memory stays flat over many calls (arguments and return arena are freed)",
       return instance;
     },
   );
-  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)] }));
+  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [] }));
   for (let i = 0; i < 200; i++) own.abiCheck.echoPods(pods);
   const sizeAfterWarmUp = memories.map((m) => m.buffer.byteLength);
   for (let i = 0; i < 3000; i++) own.abiCheck.echoPods(pods);
