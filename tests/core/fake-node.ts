@@ -14,6 +14,8 @@ import {
   PlannedAction,
   PodSpec,
   PodStatus,
+  ProbeOutcome,
+  ProbeResult,
   RuntimeSnapshot,
   SandboxObservation,
   SandboxState,
@@ -62,6 +64,10 @@ export class FakeNode {
   podCgroups: Map<string, LinuxResources> = new Map();
   /** The last node-pressure-changed, if any. */
   pressure: NodePressure | null = null;
+  /** What each container's probes answer, by "<container>/<probe type>" (default: success). */
+  probeOutcomes: Map<string, i32> = new Map();
+  /** Probes run, as "<container>/<probe type>@<ms>". */
+  probesRun: string[] = [];
 
   constructor(public agent: Agent) {}
 
@@ -78,6 +84,7 @@ export class FakeNode {
   step(): i32 {
     const actions = this.agent.pollActions(this.nowMs);
     const results: ActionResult[] = [];
+    const probes: ProbeResult[] = [];
     let relist = false;
     for (let i = 0; i < actions.length; i++) {
       const a = actions[i];
@@ -85,9 +92,11 @@ export class FakeNode {
       if (a.kind.tag == ActionTag.Relist) relist = true;
       else if (a.kind.tag == ActionTag.PodStatusChanged) this.statuses.set(a.podUid, a.kind.status!);
       else if (a.kind.tag == ActionTag.NodePressureChanged) this.pressure = a.kind.pressure;
+      else if (a.kind.tag == ActionTag.RunProbe) probes.push(this.probe(a));
       else if (a.kind.needsResult()) results.push(this.apply(a));
     }
     if (results.length > 0) this.agent.handleActionResults(this.nowMs, results);
+    if (probes.length > 0) this.agent.handleProbeResults(this.nowMs, probes);
     if (relist) this.agent.handleRelist(this.nowMs, this.snapshot());
     return actions.length;
   }
@@ -106,6 +115,20 @@ export class FakeNode {
     }
     this.nowMs = untilMs;
     this.step();
+  }
+
+  /** Answers a probe as `probeOutcomes` says; a container that is not running makes it error. */
+  probe(a: PlannedAction): ProbeResult {
+    const request = a.kind.probe!;
+    const key = request.containerName + "/" + request.probeType.toString();
+    this.probesRun.push(key + "@" + this.nowMs.toString());
+    let running = false;
+    for (let i = 0; i < this.containers.length; i++) {
+      if (this.containers[i].id == request.containerId) running = this.containers[i].state == ContainerState.Running;
+    }
+    if (!running) return new ProbeResult(a.id, ProbeOutcome.Error, "container is not running");
+    const outcome = this.probeOutcomes.has(key) ? this.probeOutcomes.get(key) : ProbeOutcome.Success;
+    return new ProbeResult(a.id, outcome, outcome == ProbeOutcome.Success ? "" : "HTTP probe failed with statuscode: 500");
   }
 
   apply(a: PlannedAction): ActionResult {
