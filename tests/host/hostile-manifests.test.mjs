@@ -129,7 +129,7 @@ spec:
   const fields = by["bad.yaml"].map((p) => p.field);
   for (const f of ["spec.hostPID", "spec.hostIPC", "spec.nodeSelector", "spec.activeDeadlineSeconds", "spec.runtimeClassName",
     "spec.shareProcessNamespace", "spec.hostAliases", "spec.securityContext", "spec.ephemeralContainers", "spec.dnsPolicy",
-    "spec.tolerations[0].key", "spec.tolerations[0].operator", "spec.containers[0].livenessProbe",
+    "spec.tolerations[0].key", "spec.tolerations[0].operator", "spec.containers[0].livenessProbe.exec.command[0]",
     "spec.containers[0].ports[0].containerPort", "spec.containers[0].imagePullPolicy"]) {
     assert.ok(fields.includes(f), `${f} in ${fields.join(", ")}`);
   }
