@@ -15,7 +15,9 @@ export interface PodRow {
   reason?: string;
   message?: string;
   restarts: number;
-  containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number }[];
+  /** The Ready condition. */
+  ready?: boolean;
+  containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number; ready: boolean; started: boolean }[];
   statusVersion: number;
 }
 
@@ -81,7 +83,10 @@ export class PodTable {
       restartCount: c.restartCount,
       containerId: c.containerId,
       exitCode: c.exitCode,
+      ready: c.ready,
+      started: c.started,
     }));
+    row.ready = status.conditions.some((c) => c.conditionType === "ready" && c.status);
     row.restarts = row.containers.reduce((sum, c) => sum + c.restartCount, 0);
     const seenMs = this.firstSeenMs.get(uid);
     if (row.phase === "Running" && typeof seenMs === "number") {

@@ -79,11 +79,16 @@ export class ProbeWorker {
       changed[0] = true;
     }
     if (this.onHold) return TickDecision.Wait;
+    if (status.state == ContainerStatusState.Waiting) {
+      // Created, not started yet (the kubelet starts it in the same sync, so its prober never
+      // sees this): nothing to judge; a Failure here would kill it the moment it runs.
+      return TickDecision.Wait;
+    }
     if (status.state != ContainerStatusState.Running) {
       if (this.state != ProbeState.Failure) changed[0] = true;
       this.state = ProbeState.Failure;
       // A container that ended and will never run again has nothing left to probe.
-      if (status.state == ContainerStatusState.Terminated && neverRestart) return this.stop(changed);
+      if (neverRestart) return this.stop(changed);
       return TickDecision.Wait;
     }
     if (stopping && this.type != ProbeType.Readiness) {
