@@ -17,6 +17,8 @@ export interface PodRow {
   restarts: number;
   /** The Ready condition. */
   ready?: boolean;
+  /** The init containers' states, in spec order (none for most pods). */
+  initContainers?: PodRow["containers"];
   containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number; ready: boolean; started: boolean }[];
   statusVersion: number;
 }
@@ -87,6 +89,16 @@ export class PodTable {
       started: c.started,
     }));
     row.ready = status.conditions.some((c) => c.conditionType === "ready" && c.status);
+    row.initContainers = status.initContainerStatuses.map((c) => ({
+      name: c.name,
+      state: c.state,
+      reason: c.reason,
+      restartCount: c.restartCount,
+      containerId: c.containerId,
+      exitCode: c.exitCode,
+      ready: c.ready,
+      started: c.started,
+    }));
     row.restarts = row.containers.reduce((sum, c) => sum + c.restartCount, 0);
     const seenMs = this.firstSeenMs.get(uid);
     if (row.phase === "Running" && typeof seenMs === "number") {

@@ -31,7 +31,7 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @120 (376, align 8), resources @496 (48) }: 544, align 8.
+//   container @120 (384, align 8), resources @504 (48) }: 552, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -48,12 +48,13 @@ const CONTAINER_STATUS_SIZE: usize = 160;
 //   last-transition-ms u64 @24 }: 32, align 8.
 const POD_CONDITION_SIZE: usize = 32;
 // pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
-//   version u64 @40, conditions @48, start-time-ms u64 @56, finished u8 @64 }: 72, align 8.
+//   version u64 @40, conditions @48, start-time-ms u64 @56, init-container-statuses @64,
+//   finished u8 @72 }: 80, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 544): 552, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 552): 560, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 584, align 8.
-export const PLANNED_ACTION_SIZE: usize = 584;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 592, align 8.
+export const PLANNED_ACTION_SIZE: usize = 592;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -106,7 +107,7 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
   create.specHash = liftString(ptr + 108);
   create.container = liftContainerSpec(ptr + 120);
-  create.resources = liftLinuxResources(ptr + 496);
+  create.resources = liftLinuxResources(ptr + 504);
   return create;
 }
 
@@ -116,7 +117,7 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
   lowerString(ptr + 108, create.specHash);
   lowerContainerSpec(ptr + 120, create.container);
-  lowerLinuxResources(ptr + 496, create.resources);
+  lowerLinuxResources(ptr + 504, create.resources);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -207,7 +208,8 @@ function liftPodStatus(ptr: usize): PodStatus {
   status.version = load<u64>(ptr + 40);
   status.conditions = liftList<PodCondition>(ptr + 48, POD_CONDITION_SIZE, liftPodCondition);
   status.startTimeMs = load<u64>(ptr + 56);
-  status.finished = load<u8>(ptr + 64) != 0;
+  status.initContainerStatuses = liftList<ContainerStatus>(ptr + 64, CONTAINER_STATUS_SIZE, liftContainerStatus);
+  status.finished = load<u8>(ptr + 72) != 0;
   return status;
 }
 
@@ -220,7 +222,8 @@ function lowerPodStatus(ptr: usize, status: PodStatus): void {
   store<u64>(ptr + 40, status.version);
   lowerList<PodCondition>(ptr + 48, status.conditions, POD_CONDITION_SIZE, lowerPodCondition);
   store<u64>(ptr + 56, status.startTimeMs);
-  store<u8>(ptr + 64, <u8>(status.finished ? 1 : 0));
+  lowerList<ContainerStatus>(ptr + 64, status.initContainerStatuses, CONTAINER_STATUS_SIZE, lowerContainerStatus);
+  store<u8>(ptr + 72, <u8>(status.finished ? 1 : 0));
 }
 
 function liftActionKind(ptr: usize): ActionKind {

@@ -22,15 +22,16 @@ export const RESOURCE_QUANTITY_SIZE: usize = 16;
 // container-spec { name @0, image @8, command @16, args @24, env @32,
 //   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
 //   restart-on-resize @68, ports @76, startup-probe: option<probe> @88 (96 bytes, align 8),
-//   liveness-probe @184, readiness-probe @280 }: size 376, align 8.
-export const CONTAINER_SPEC_SIZE: usize = 376;
+//   liveness-probe @184, readiness-probe @280, restart-policy @376 }: size 384, align 8.
+export const CONTAINER_SPEC_SIZE: usize = 384;
 const STARTUP_PROBE_AT: usize = 88;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
 //   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
-//   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92 }: size 104, align 8.
-export const POD_SPEC_SIZE: usize = 104;
+//   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
+//   init-containers @100 }: size 112, align 8.
+export const POD_SPEC_SIZE: usize = 112;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -67,6 +68,7 @@ export function liftContainerSpec(ptr: usize): ContainerSpec {
   spec.startupProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT);
   spec.livenessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE);
   spec.readinessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE);
+  spec.restartPolicy = liftString(ptr + 376);
   return spec;
 }
 
@@ -90,6 +92,7 @@ export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
   lowerOptionProbe(ptr + STARTUP_PROBE_AT, spec.startupProbe);
   lowerOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE, spec.livenessProbe);
   lowerOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE, spec.readinessProbe);
+  lowerString(ptr + 376, spec.restartPolicy);
 }
 
 export function liftPodSpec(ptr: usize): PodSpec {
@@ -110,6 +113,7 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.staticPod = load<u8>(ptr + 88) != 0;
   pod.toleratesMemoryPressure = load<u8>(ptr + 89) != 0;
   pod.readinessGates = liftList<ReadinessGate>(ptr + 92, READINESS_GATE_SIZE, liftReadinessGate);
+  pod.initContainers = liftList<ContainerSpec>(ptr + 100, CONTAINER_SPEC_SIZE, liftContainerSpec);
   return pod;
 }
 
@@ -130,6 +134,7 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<u8>(ptr + 88, <u8>(pod.staticPod ? 1 : 0));
   store<u8>(ptr + 89, <u8>(pod.toleratesMemoryPressure ? 1 : 0));
   lowerList<ReadinessGate>(ptr + 92, pod.readinessGates, READINESS_GATE_SIZE, lowerReadinessGate);
+  lowerList<ContainerSpec>(ptr + 100, pod.initContainers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -1,14 +1,19 @@
 // Pod conditions (upstream status/generate.go and kubelet_pods.go generateAPIPodStatus): which
 // conditions a pod has, in upstream's order, and when each last changed.
-import { ContainerStatus, PodCondition, PodConditionType, PodPhase, ReadinessGate } from "./model";
+import { ContainerStatus, ContainerStatusState, PodCondition, PodConditionType, PodPhase, ReadinessGate } from "./model";
+import { InitStatuses } from "./status";
 
 const CONTAINERS_NOT_READY = "ContainersNotReady";
 const POD_COMPLETED = "PodCompleted";
 
-/// ContainersReady: every container ready; a Succeeded pod's is false with PodCompleted.
-function containersReady(statuses: ContainerStatus[], phase: i32): PodCondition {
+/// ContainersReady: every sidecar and every container ready; a Succeeded pod's is false with
+/// PodCompleted.
+function containersReady(statuses: ContainerStatus[], phase: i32, init: InitStatuses | null): PodCondition {
   const condition = new PodCondition(PodConditionType.ContainersReady);
   const unready: string[] = [];
+  if (init !== null) {
+    for (let i = 0; i < init.statuses.length; i++) if (init.sidecar[i] && !init.statuses[i].ready) unready.push(init.statuses[i].name);
+  }
   for (let i = 0; i < statuses.length; i++) if (!statuses[i].ready) unready.push(statuses[i].name);
   if (phase == PodPhase.Succeeded) {
     condition.reason = POD_COMPLETED;
@@ -21,6 +26,29 @@ function containersReady(statuses: ContainerStatus[], phase: i32): PodCondition 
   }
   condition.status = true;
   return condition;
+}
+
+/// Initialized (upstream GeneratePodInitializedCondition): every init container succeeded and
+/// every sidecar started; true for good once a regular container ran; PodCompleted when the pod
+/// Succeeded.
+function initialized(statuses: ContainerStatus[], phase: i32, init: InitStatuses | null): PodCondition {
+  if (phase == PodPhase.Succeeded) return new PodCondition(PodConditionType.Initialized, true, POD_COMPLETED);
+  if (init === null) return new PodCondition(PodConditionType.Initialized, true);
+  for (let i = 0; i < statuses.length; i++) {
+    const s = statuses[i];
+    if (s.state != ContainerStatusState.Waiting || s.lastState !== null) return new PodCondition(PodConditionType.Initialized, true);
+  }
+  const incomplete: string[] = [];
+  for (let i = 0; i < init.statuses.length; i++) {
+    const s = init.statuses[i];
+    if (init.sidecar[i]) {
+      if (!s.started) incomplete.push(s.name);
+    } else if (s.state != ContainerStatusState.Terminated || s.exitCode != 0) {
+      incomplete.push(s.name);
+    }
+  }
+  if (incomplete.length == 0) return new PodCondition(PodConditionType.Initialized, true);
+  return new PodCondition(PodConditionType.Initialized, false, "ContainersNotInitialized", "containers with incomplete status: [" + incomplete.join(" ") + "]");
 }
 
 /// Ready once the containers are: false while a readiness gate's condition is missing or not True.
@@ -47,12 +75,13 @@ export function podConditions(
   previous: PodCondition[],
   nowMs: u64,
   gates: ReadinessGate[] = [],
+  init: InitStatuses | null = null,
 ): PodCondition[] {
-  const ready = containersReady(statuses, phase);
+  const ready = containersReady(statuses, phase, init);
   const podReady = ready.status ? readyByGates(gates) : new PodCondition(PodConditionType.Ready, false, ready.reason, ready.message);
   const out: PodCondition[] = [
     new PodCondition(PodConditionType.PodReadyToStartContainers, sandboxReady),
-    new PodCondition(PodConditionType.Initialized, true),
+    initialized(statuses, phase, init),
     podReady,
     ready,
     new PodCondition(PodConditionType.PodScheduled, true),

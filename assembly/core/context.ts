@@ -6,6 +6,7 @@ import {
   ActionTag,
   AgentConfig,
   ContainerRef,
+  ContainerSpec,
   CreateContainer,
   EventType,
   LinuxResources,
@@ -121,15 +122,15 @@ export class WorkerContext {
     return spec;
   }
 
-  createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, index: i32, attempt: u32): void {
+  /// Creates `container` (a regular or an init container of the pod's spec) with spec hash `hash`.
+  createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, container: ContainerSpec, hash: string, attempt: u32): void {
     const pod = rec.lastSpec;
     assert(pod !== null, "create-container without a spec");
-    const container = changetype<PodSpec>(pod).containers[index];
     const create = new CreateContainer();
     create.sandboxId = sandboxId;
     create.sandbox = this.sandboxSpec(rec, sandboxAttempt);
     create.attempt = attempt;
-    create.specHash = rec.hashes[index];
+    create.specHash = hash;
     create.container = container;
     create.resources = containerResources(changetype<PodSpec>(pod), rec.qos, container, this.memoryCapacityBytes);
     const kind = new ActionKind();

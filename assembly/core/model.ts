@@ -29,6 +29,12 @@ export class ContainerSpec {
   startupProbe: Probe | null = null;
   livenessProbe: Probe | null = null;
   readinessProbe: Probe | null = null;
+  /// "Always" for a sidecar (an init container that keeps running); "" otherwise.
+  restartPolicy: string = "";
+
+  get isSidecar(): bool {
+    return this.restartPolicy == "Always";
+  }
 
   /// The probe of `type` (a `ProbeType`), or null.
   probe(type: i32): Probe | null {
@@ -55,6 +61,7 @@ export class PodSpec {
   staticPod: bool = false;
   toleratesMemoryPressure: bool = false;
   readinessGates: ReadinessGate[] = [];
+  initContainers: ContainerSpec[] = [];
 }
 
 export class PodRejection {
@@ -266,6 +273,7 @@ export class PodStatus {
   version: u64 = 0;
   conditions: PodCondition[] = [];
   startTimeMs: u64 = 0;
+  initContainerStatuses: ContainerStatus[] = [];
   finished: bool = false;
 }
 

@@ -45,8 +45,9 @@ export class PodRecord {
   namespace: string;
   name: string;
   lastSpec: PodSpec | null = null;
-  /// Spec hash of each container of `lastSpec`, in spec order.
+  /// Spec hash of each container of `lastSpec`, in spec order, and of each init container.
   hashes: string[] = [];
+  initHashes: string[] = [];
   cgroupParent: string = "";
 
   sandboxes: SandboxObservation[] = [];
@@ -122,6 +123,9 @@ export class PodRecord {
     const hashes: string[] = [];
     for (let i = 0; i < spec.containers.length; i++) hashes.push(containerSpecHash(spec.containers[i]));
     this.hashes = hashes;
+    const initHashes: string[] = [];
+    for (let i = 0; i < spec.initContainers.length; i++) initHashes.push(containerSpecHash(spec.initContainers[i]));
+    this.initHashes = initHashes;
     // QoS class and cgroup parent are the pod's for life (a resize cannot change them).
     if (this.cgroupParent.length == 0) {
       this.cgroupParent = podCgroupParent(spec);
@@ -147,6 +151,10 @@ export class PodRecord {
       if (current.readinessGates[i].conditionType != spec.readinessGates[i].conditionType || current.readinessGates[i].status != spec.readinessGates[i].status) return false;
     }
     if (current.containers.length != spec.containers.length) return false;
+    if (current.initContainers.length != spec.initContainers.length) return false;
+    for (let i = 0; i < spec.initContainers.length; i++) {
+      if (this.initHashes[i] != containerSpecHash(spec.initContainers[i]) || current.initContainers[i].restartPolicy != spec.initContainers[i].restartPolicy) return false;
+    }
     for (let i = 0; i < spec.containers.length; i++) {
       if (this.hashes[i] != containerSpecHash(spec.containers[i])) return false;
       if (!sameQuantities(current.containers[i].requests, spec.containers[i].requests)) return false;

@@ -35,9 +35,15 @@ export function applyProbeResults(rec: PodRecord, statuses: ContainerStatus[]): 
 }
 
 function isStarted(rec: PodRecord, status: ContainerStatus): bool {
-  const startup = probeWorkerOf(rec, status.name, ProbeType.Startup);
+  return isContainerStarted(rec, status.name, status.containerId);
+}
+
+/// Whether the running container `containerId` has started: it has no startup probe, or its
+/// startup probe succeeded.
+export function isContainerStarted(rec: PodRecord, name: string, containerId: string): bool {
+  const startup = probeWorkerOf(rec, name, ProbeType.Startup);
   if (startup === null || startup.stopped) return true;
-  return startup.resultFor(status.containerId) == ProbeState.Success;
+  return startup.resultFor(containerId) == ProbeState.Success;
 }
 
 /// Which probe says the running container `containerId` must be killed: Liveness or Startup,

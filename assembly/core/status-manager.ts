@@ -2,13 +2,14 @@
 // out from its spec, its view of the runtime and the worker's waiting reasons, and published
 // (as a pod-status-changed action) only when it changed.
 import { WorkerContext } from "./context";
-import { ContainerStatus, PodCondition, PodConditionType, PodPhase, PodStatus, ResourceQuantity, SandboxState, TerminatedState } from "./model";
+import { ContainerStatus, PodCondition, PodConditionType, PodPhase, PodSpec, PodStatus, ResourceQuantity, SandboxState, TerminatedState } from "./model";
 import { podConditions, sameConditions } from "./conditions";
 import { applyProbeResults } from "./probe-status";
 import { PodRecord } from "./pod-record";
 import { WorkerState } from "./pod-workers";
 import { restartPolicyOf } from "./restart";
-import { containerStatuses, podPhase } from "./status";
+import { InitStatuses, containerStatuses, containerStatusesOf, podPhase } from "./status";
+import { ContainerStatusState as State } from "./model";
 
 /// Recomputes the pod's status and publishes it when it changed.
 export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
@@ -24,13 +25,14 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   const stoppedBefore: bool[] = [];
   const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
   applyProbeResults(rec, statuses);
+  const init = initStatuses(rec, spec, statuses);
   const hasStatus: bool[] = [];
   for (let i = 0; i < statuses.length; i++) hasStatus.push(statuses[i].containerId.length > 0);
   // A deleted pod whose containers all stopped ends Succeeded or Failed whatever its restart
   // policy (upstream since v1.27; static pods removed from their file are not deleted pods).
   const finished = rec.state == WorkerState.TerminatedPod;
   const podIsTerminal = finished && spec.beingDeleted;
-  let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal);
+  let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal, init);
   const previous = rec.status;
   const failure = rec.failure;
   if (failure !== null) phase = PodPhase.Failed; // evicted or refused by the node
@@ -43,9 +45,10 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
     if (rec.sandboxes[i].state == SandboxState.Ready) status.sandboxId = rec.sandboxes[i].id;
   }
   status.containerStatuses = statuses;
+  if (init !== null) status.initContainerStatuses = init.statuses;
   addResources(rec, statuses);
   const previousConditions = previous !== null ? previous.conditions : [];
-  status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs, spec.readinessGates);
+  status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs, spec.readinessGates, init);
   if (failure !== null) {
     status.reason = failure.reason;
     status.message = failure.message;
@@ -68,6 +71,31 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
 }
 
 /// allocatedResources and the resources applied to each container's current instance.
+/// The init containers' statuses and what getPhase reads of them; null for a pod without any.
+function initStatuses(rec: PodRecord, spec: PodSpec, statuses: ContainerStatus[]): InitStatuses | null {
+  if (spec.initContainers.length == 0) return null;
+  const stoppedBefore: bool[] = [];
+  const list = containerStatusesOf(spec.initContainers, rec.containers, rec.waiting, stoppedBefore, true);
+  applyProbeResults(rec, list);
+  const hasStatus: bool[] = [];
+  const sidecar: bool[] = [];
+  for (let i = 0; i < list.length; i++) {
+    hasStatus.push(list[i].containerId.length > 0);
+    sidecar.push(spec.initContainers[i].isSidecar);
+  }
+  // Initialized before: a regular container ran, or the last status said so.
+  let initializedBefore = false;
+  for (let i = 0; i < statuses.length; i++) if (statuses[i].state != State.Waiting || statuses[i].lastState !== null) initializedBefore = true;
+  const previous = rec.status;
+  if (previous !== null) {
+    for (let i = 0; i < previous.conditions.length; i++) {
+      const c = previous.conditions[i];
+      if (c.conditionType == PodConditionType.Initialized && c.status) initializedBefore = true;
+    }
+  }
+  return new InitStatuses(list, hasStatus, sidecar, initializedBefore);
+}
+
 function addResources(rec: PodRecord, statuses: ContainerStatus[]): void {
   const spec = rec.lastSpec!;
   for (let i = 0; i < statuses.length; i++) {
@@ -116,7 +144,10 @@ function sameTerminated(a: TerminatedState | null, b: TerminatedState | null): b
 function sameStatus(a: PodStatus, b: PodStatus): bool {
   if (a.finished != b.finished || a.startTimeMs != b.startTimeMs || !sameConditions(a.conditions, b.conditions)) return false;
   if (a.phase != b.phase || a.reason != b.reason || a.message != b.message || a.sandboxId != b.sandboxId) return false;
-  if (a.containerStatuses.length != b.containerStatuses.length) return false;
+  if (a.containerStatuses.length != b.containerStatuses.length || a.initContainerStatuses.length != b.initContainerStatuses.length) return false;
+  for (let i = 0; i < a.initContainerStatuses.length; i++) {
+    if (!sameContainerStatus(a.initContainerStatuses[i], b.initContainerStatuses[i])) return false;
+  }
   for (let i = 0; i < a.containerStatuses.length; i++) {
     if (!sameContainerStatus(a.containerStatuses[i], b.containerStatuses[i])) return false;
   }

@@ -1,6 +1,6 @@
 // Pod phase and container statuses (upstream kubelet_pods.go getPhase and
 // convertToAPIContainerStatuses), computed from the spec, the runtime view and waiting reasons.
-import { ContainerObservation, ContainerState, ContainerStatus, ContainerStatusState, PodPhase, PodSpec, TerminatedState } from "./model";
+import { ContainerObservation, ContainerSpec, ContainerState, ContainerStatus, ContainerStatusState, PodPhase, PodSpec, TerminatedState } from "./model";
 import { RestartPolicy } from "./restart";
 
 /// Why a container is waiting, as the pod worker last decided (CrashLoopBackOff, ErrImagePull...).
@@ -58,9 +58,22 @@ export function containerStatuses(
   waiting: Map<string, WaitingReason>,
   stoppedBefore: bool[],
 ): ContainerStatus[] {
+  return containerStatusesOf(spec.containers, containers, waiting, stoppedBefore, spec.initContainers.length > 0);
+}
+
+/// The statuses of `specs` (the regular or the init containers). `podHasInitContainers`: a
+/// container with no instance yet waits with PodInitializing instead of ContainerCreating.
+export function containerStatusesOf(
+  specs: ContainerSpec[],
+  containers: ContainerObservation[],
+  waiting: Map<string, WaitingReason>,
+  stoppedBefore: bool[],
+  podHasInitContainers: bool,
+): ContainerStatus[] {
+  const defaultReason = podHasInitContainers ? "PodInitializing" : "ContainerCreating";
   const out: ContainerStatus[] = [];
-  for (let i = 0; i < spec.containers.length; i++) {
-    const c = spec.containers[i];
+  for (let i = 0; i < specs.length; i++) {
+    const c = specs[i];
     const status = new ContainerStatus();
     status.name = c.name;
     status.image = c.image;
@@ -117,7 +130,7 @@ export function containerStatuses(
         status.reason = waiting.get(c.name).reason;
         status.message = waiting.get(c.name).message;
       } else {
-        status.reason = "ContainerCreating";
+        status.reason = defaultReason;
       }
     }
     // The instance before the current one, if it exited, is the last termination (unless the
@@ -147,11 +160,23 @@ export function podPhase(
   stoppedBefore: bool[],
   policy: RestartPolicy,
   podIsTerminal: bool = false,
+  init: InitStatuses | null = null,
 ): PodPhase {
-  const phase = runningPhase(statuses, hasStatus, stoppedBefore, policy, podIsTerminal);
+  const phase = runningPhase(statuses, hasStatus, stoppedBefore, policy, podIsTerminal, init);
   // A terminal pod whose containers never all ran to an end still ends: Failed.
   if (podIsTerminal && phase != PodPhase.Succeeded && phase != PodPhase.Failed) return PodPhase.Failed;
   return phase;
+}
+
+/// The init containers' side of getPhase: their statuses, which are sidecars, and whether the
+/// pod was initialized before (then a sidecar that is not started does not make it Pending).
+export class InitStatuses {
+  constructor(
+    public statuses: ContainerStatus[],
+    public hasStatus: bool[],
+    public sidecar: bool[],
+    public podHasInitialized: bool,
+  ) {}
 }
 
 function runningPhase(
@@ -160,12 +185,41 @@ function runningPhase(
   stoppedBefore: bool[],
   policy: RestartPolicy,
   podIsTerminal: bool,
+  init: InitStatuses | null,
 ): PodPhase {
   let unknown = 0;
   let running = 0;
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
+  let pendingRegularInit = 0;
+  let pendingSidecars = 0;
+  let failedInitialization = 0;
+  if (init !== null) {
+    for (let i = 0; i < init.statuses.length; i++) {
+      const s = init.statuses[i];
+      const last = s.lastState;
+      if (!init.sidecar[i]) {
+        if (!init.hasStatus[i] || s.state == ContainerStatusState.Running) pendingRegularInit++;
+        else if (s.state == ContainerStatusState.Terminated) {
+          if (s.exitCode != 0) failedInitialization++;
+        } else if (last !== null) {
+          if (last.exitCode != 0) failedInitialization++;
+        } else pendingRegularInit++;
+        continue;
+      }
+      // Sidecars: running ones count as running; stopped ones do not count at all.
+      if (!init.hasStatus[i]) {
+        unknown++;
+      } else if (s.state == ContainerStatusState.Running) {
+        if (!s.started) pendingSidecars++;
+        running++;
+      } else if (s.state == ContainerStatusState.Waiting && last === null) {
+        pendingSidecars++;
+        waiting++;
+      }
+    }
+  }
   for (let i = 0; i < statuses.length; i++) {
     const s = statuses[i];
     if (!hasStatus[i]) {
@@ -183,6 +237,8 @@ function runningPhase(
       waiting++;
     }
   }
+  if (failedInitialization > 0 && policy == RestartPolicy.Never) return PodPhase.Failed;
+  if (pendingRegularInit > 0 || (pendingSidecars > 0 && !(init !== null && init.podHasInitialized))) return PodPhase.Pending;
   if (waiting > 0) return PodPhase.Pending;
   if (running > 0 && unknown == 0) return PodPhase.Running;
   if (running == 0 && stopped > 0 && unknown == 0) {

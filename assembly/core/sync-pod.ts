@@ -17,6 +17,7 @@ import {
 } from "./restart";
 import { WaitingReason, latestContainer } from "./status";
 import { resizeStep } from "./resize";
+import { InitProgress, initStep, stopSidecarsOfCompletedPod } from "./init-containers";
 
 /// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
 const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
@@ -40,6 +41,7 @@ function nextSandboxAttempt(sandboxes: SandboxObservation[]): u32 {
 
 function inSpec(spec: PodSpec, name: string): bool {
   for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return true;
+  for (let i = 0; i < spec.initContainers.length; i++) if (spec.initContainers[i].name == name) return true;
   return false;
 }
 
@@ -101,24 +103,29 @@ export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
     }
   }
 
-  for (let i = 0; i < spec.containers.length; i++) {
-    if (syncContainer(rec, ctx, spec, i, sandbox, policy)) return true;
+  const init = initStep(rec, ctx, spec, sandbox, policy);
+  if (init == InitProgress.Acted) return true;
+  if (init == InitProgress.Done) {
+    for (let i = 0; i < spec.containers.length; i++) {
+      if (syncContainer(rec, ctx, spec.containers[i], rec.hashes[i], sandbox, policy)) return true;
+    }
+    if (stopSidecarsOfCompletedPod(rec, ctx, spec, sandbox, policy)) return true;
+    if (resizeStep(rec, ctx, sandbox)) return true;
   }
-  if (resizeStep(rec, ctx, sandbox)) return true;
   return collectGarbage(rec, ctx, sandbox);
 }
 
-function syncContainer(
+/// Makes one container (regular, or a sidecar with policy Always) match its spec: start, restart
+/// with back-off, replace on a spec change, kill on a failed probe. Returns true when it acted.
+export function syncContainer(
   rec: PodRecord,
   ctx: WorkerContext,
-  spec: PodSpec,
-  index: i32,
+  container: ContainerSpec,
+  hash: string,
   sandbox: SandboxObservation,
   policy: RestartPolicy,
 ): bool {
-  const container = spec.containers[index];
   const name = container.name;
-  const hash = rec.hashes[index];
   const current = latestContainer(rec.containers, name, sandbox.id);
   const latest = latestContainer(rec.containers, name);
   // The replacement for a spec change has run (or is running): the replacement is done.
@@ -156,7 +163,7 @@ function syncContainer(
       // A new sandbox starts every container, except those that succeeded under OnFailure.
       if (policy == RestartPolicy.OnFailure && latest.state == ContainerState.Exited && latest.exitCode == 0) return false;
       if (policy == RestartPolicy.Never) return false;
-    } else if (!shouldContainerBeRestarted(latest, policy, spec.beingDeleted)) {
+    } else if (!shouldContainerBeRestarted(latest, policy, rec.lastSpec!.beingDeleted)) {
       rec.waiting.delete(name);
       return false;
     }
@@ -166,7 +173,7 @@ function syncContainer(
   if (hasInvalidImageName(rec, ctx, name, container.image)) return false;
 
   const attempt: u32 = latest !== null ? latest.attempt + 1 : 0;
-  ctx.createContainer(rec, sandbox.id, sandbox.attempt, index, attempt);
+  ctx.createContainer(rec, sandbox.id, sandbox.attempt, container, hash, attempt);
   return true;
 }
 
@@ -188,7 +195,7 @@ function killForFailedProbe(rec: PodRecord, ctx: WorkerContext, container: Conta
 
 /// Upstream doBackOff: true (and a CrashLoopBackOff reason) while the last exit is too recent;
 /// otherwise records the restart in the back-off.
-function inCrashLoopBackOff(
+export function inCrashLoopBackOff(
   rec: PodRecord,
   ctx: WorkerContext,
   name: string,
@@ -217,7 +224,7 @@ function inCrashLoopBackOff(
 
 /// Upstream's applyDefaultImageTag before a pull: an image the reference grammar refuses is never
 /// pulled; the container waits with InvalidImageName, and an InspectFailed event says why (once).
-function hasInvalidImageName(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
+export function hasInvalidImageName(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
   const problem = imageReferenceProblem(image);
   if (problem.length == 0) return false;
   const message = 'Failed to apply default image tag "' + image + '": couldn\'t parse image name "' + image + '": ' + problem;
@@ -230,7 +237,7 @@ function hasInvalidImageName(rec: PodRecord, ctx: WorkerContext, name: string, i
   return true;
 }
 
-function inImagePullBackOff(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
+export function inImagePullBackOff(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
   const key = imagePullKey(rec.uid, image);
   if (!ctx.imageBackoff.isInBackOffSinceUpdate(key, ctx.nowMs)) return false;
   rec.waiting.set(name, new WaitingReason("ImagePullBackOff", 'Back-off pulling image "' + image + '"'));

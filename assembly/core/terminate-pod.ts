@@ -4,20 +4,25 @@
 import { ContainerState, SandboxState } from "./model";
 import { PodRecord } from "./pod-record";
 import { WorkerContext } from "./context";
+import { isSidecarName, stopLastSidecar } from "./init-containers";
 
-/// Queues the stops still needed. Containers stop in parallel, as upstream kills them; the
-/// sandboxes stop once no container runs. Returns false when everything is stopped.
+/// Queues the stops still needed. Containers stop in parallel, as upstream kills them, except
+/// sidecars: they stop after every other container, last first; the sandboxes stop once no
+/// container runs. Returns false when everything is stopped.
 export function terminatingStep(rec: PodRecord, ctx: WorkerContext): bool {
   let queued = false;
+  const spec = rec.lastSpec;
   for (let i = 0; i < rec.containers.length; i++) {
     const c = rec.containers[i];
     if (c.state == ContainerState.Exited) continue;
+    if (isSidecarName(spec, c.name)) continue;
     // A created container never ran: StopContainer leaves it "created", so remove it instead.
     if (c.state == ContainerState.Created) ctx.removeContainer(rec, c.id, c.name);
     else ctx.stopContainer(rec, c.id, c.name, "Stopping container " + c.name);
     queued = true;
   }
   if (queued) return true;
+  if (spec !== null && stopLastSidecar(rec, ctx, spec)) return true;
   for (let i = 0; i < rec.sandboxes.length; i++) {
     const s = rec.sandboxes[i];
     if (s.state != SandboxState.Ready) continue;

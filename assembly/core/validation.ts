@@ -145,9 +145,17 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
     return out;
   }
   const seen = new Set<string>();
-  for (let i = 0; i < pod.containers.length; i++) {
-    const c = pod.containers[i];
-    const path = "spec.containers[" + i.toString() + "]";
+  containerProblems(out, index, uid, pod.containers, "spec.containers", seen, false);
+  containerProblems(out, index, uid, pod.initContainers, "spec.initContainers", seen, true);
+  return out;
+}
+
+/// The problems of one list of containers (regular or init); `seen` holds the names taken in
+/// the pod so far, for duplicates across both lists.
+function containerProblems(out: PodRejection[], index: u32, uid: string, list: ContainerSpec[], listPath: string, seen: Set<string>, init: bool): void {
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    const path = listPath + "[" + i.toString() + "]";
     if (c.name.length == 0) out.push(new PodRejection(index, uid, path + ".name", "Required value"));
     else {
       nameProblems(out, index, uid, path + ".name", c.name, false);
@@ -164,8 +172,37 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
     }
     const resources = resourcesProblems(c, path + ".");
     for (let r = 0; r < resources.length; r++) out.push(new PodRejection(index, uid, resources[r].field, resources[r].message));
+    if (c.restartPolicy.length > 0) {
+      if (!init) out.push(new PodRejection(index, uid, path + ".restartPolicy", "Forbidden: may not be set for non-init containers"));
+      else if (c.restartPolicy != "Always") out.push(new PodRejection(index, uid, path + ".restartPolicy", 'Unsupported value: "' + c.restartPolicy + '": supported values: "Always"'));
+    }
+    if (init && !c.isSidecar) {
+      // Probes of a regular init container could never matter: it runs to completion.
+      const forbidden = "Forbidden: may not be set for init containers without restartPolicy=Always";
+      if (c.livenessProbe !== null) out.push(new PodRejection(index, uid, path + ".livenessProbe", forbidden));
+      if (c.readinessProbe !== null) out.push(new PodRejection(index, uid, path + ".readinessProbe", forbidden));
+      if (c.startupProbe !== null) out.push(new PodRejection(index, uid, path + ".startupProbe", forbidden));
+    }
+    probeProblems(out, index, uid, c, path);
   }
-  return out;
+}
+
+/// What the Pod API's validateProbe checks of the numbers (the host checks handler shapes).
+function probeProblems(out: PodRejection[], index: u32, uid: string, c: ContainerSpec, path: string): void {
+  for (let type = 0; type < 3; type++) {
+    const probe = c.probe(type);
+    if (probe === null) continue;
+    const at = path + "." + (type == 0 ? "startupProbe" : type == 1 ? "livenessProbe" : "readinessProbe");
+    if (probe.periodSeconds < 1) out.push(new PodRejection(index, uid, at + ".periodSeconds", "Invalid value: " + probe.periodSeconds.toString() + ": must be greater than 0"));
+    if (probe.timeoutSeconds < 1) out.push(new PodRejection(index, uid, at + ".timeoutSeconds", "Invalid value: " + probe.timeoutSeconds.toString() + ": must be greater than 0"));
+    if (probe.initialDelaySeconds < 0) out.push(new PodRejection(index, uid, at + ".initialDelaySeconds", "Invalid value: " + probe.initialDelaySeconds.toString() + ": must be greater than or equal to 0"));
+    if (probe.successThreshold < 1) out.push(new PodRejection(index, uid, at + ".successThreshold", "Invalid value: " + probe.successThreshold.toString() + ": must be greater than 0"));
+    else if (type != 2 && probe.successThreshold != 1) out.push(new PodRejection(index, uid, at + ".successThreshold", "Invalid value: " + probe.successThreshold.toString() + ": must be 1"));
+    if (probe.failureThreshold < 1) out.push(new PodRejection(index, uid, at + ".failureThreshold", "Invalid value: " + probe.failureThreshold.toString() + ": must be greater than 0"));
+    if (probe.hasGracePeriod && probe.terminationGracePeriodSeconds <= 0) {
+      out.push(new PodRejection(index, uid, at + ".terminationGracePeriodSeconds", "Invalid value: " + probe.terminationGracePeriodSeconds.toString() + ": must be greater than 0"));
+    }
+  }
 }
 
 /// The problem of a restart policy, or empty: `Always`, `OnFailure`, `Never` or empty (Always).

@@ -21,7 +21,8 @@ export function podListItems(table: PodTable, nodeName: string): object[] {
           name: c.name,
           state: { [key]: detail },
           restartCount: c.restartCount,
-          ready: key === "running",
+          ready: c.ready,
+          started: c.started,
           ...(c.containerId ? { containerID: c.containerId } : {}),
         };
       }),

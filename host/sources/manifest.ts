@@ -26,7 +26,7 @@ function quantityMap(r: FieldReader, value: unknown, field: string): { name: str
 const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
-  "startupProbe", "livenessProbe", "readinessProbe",
+  "startupProbe", "livenessProbe", "readinessProbe", "restartPolicy",
 ]);
 /** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
 const CONTAINER_FIELDS_IF_EMPTY = new Set(["stdin", "stdinOnce", "tty", "volumeMounts", "envFrom", "volumeDevices", "securityContext"]);
@@ -39,7 +39,7 @@ const POD_SPEC_FIELDS = new Set([
   "containers", "restartPolicy", "terminationGracePeriodSeconds", "hostNetwork", "priority", "tolerations",
   "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
-  "readinessGates",
+  "readinessGates", "initContainers",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
@@ -47,7 +47,7 @@ const POD_SPEC_FIELDS = new Set([
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "nodeSelector", "affinity", "hostAliases",
-  "initContainers", "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
+  "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
   "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "activeDeadlineSeconds", "os",
   "hostUsers", "resources",
 ]);
@@ -121,6 +121,7 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
     startupProbe: probeOf(r, c.startupProbe, `${field}.startupProbe`, "startupProbe", portNames),
     livenessProbe: probeOf(r, c.livenessProbe, `${field}.livenessProbe`, "livenessProbe", portNames),
     readinessProbe: probeOf(r, c.readinessProbe, `${field}.readinessProbe`, "readinessProbe", portNames),
+    restartPolicy: r.string(c.restartPolicy, `${field}.restartPolicy`) ?? "",
   };
 }
 
@@ -163,6 +164,11 @@ function containersOf(r: FieldReader, spec: JsonObject, ignored: Set<string>): C
   return r.array(spec.containers, "spec.containers").map((c, i) => containerAt(r, c, `spec.containers[${i}]`, ignored));
 }
 
+/** `spec.initContainers`, read as containers are. */
+function initContainersOf(r: FieldReader, spec: JsonObject, ignored: Set<string>): ContainerSpec[] {
+  return r.array(spec.initContainers, "spec.initContainers").map((c, i) => containerAt(r, c, `spec.initContainers[${i}]`, ignored));
+}
+
 export interface ManifestContext {
   nodeName: string;
   /** File the manifest came from; part of a static pod's uid, as upstream. */
@@ -195,6 +201,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   checkSpecFields(r, spec, new Set());
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
   const containers = containersOf(r, spec, new Set());
+  const initContainers = initContainersOf(r, spec, new Set());
   const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
@@ -221,6 +228,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     staticPod: true,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
     readinessGates,
+    initContainers,
   };
 }
 
@@ -260,6 +268,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
   checkSpecFields(r, spec, ignored);
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
   const containers = containersOf(r, spec, ignored);
+  const initContainers = initContainersOf(r, spec, ignored);
   const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
   const uid = r.string(metadata.uid, "metadata.uid", true) ?? "";
   const namespace = r.string(metadata.namespace, "metadata.namespace") || "default";
@@ -286,5 +295,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     staticPod: false,
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
     readinessGates,
+    initContainers,
   };
 }

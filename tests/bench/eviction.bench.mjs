@@ -34,13 +34,13 @@ function pods(n) {
       hostNetwork: true,
       containers: [{
         name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined,
-        requests: requestMi ? [{ name: "memory", quantity: `${requestMi}Mi` }] : [], limits: [], restartOnResize: [], ports: [],
+        requests: requestMi ? [{ name: "memory", quantity: `${requestMi}Mi` }] : [], limits: [], restartOnResize: [], ports: [], restartPolicy: "",
       }],
       deletionGracePeriodSeconds: undefined,
       reportedTerminalPhase: undefined,
       priority: i % 5 === 0 ? 1000 : 0,
       staticPod: false,
-      toleratesMemoryPressure: false, readinessGates: [],
+      toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
       requestBytes: requestMi * MI,
     };
   });

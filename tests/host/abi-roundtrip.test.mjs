@@ -39,6 +39,7 @@ const containerSpec = (i) => ({
   startupProbe: i % 3 === 0 ? probe(i) : undefined,
   livenessProbe: probe(i + 1),
   readinessProbe: i % 2 ? probe(i + 2) : undefined,
+  restartPolicy: "",
 });
 
 const resources = (i) => ({
@@ -48,9 +49,9 @@ const resources = (i) => ({
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }] },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [] },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }] },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }], initContainers: [{ ...containerSpec(3), restartPolicy: "Always" }, containerSpec(4)] },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [] },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }], initContainers: [containerSpec(5)] },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);
@@ -111,6 +112,7 @@ test("planned-action round-trips every action-kind case", () => {
     startTimeMs: 1_764_000_000_123n,
     finished: true,
   };
+  status.initContainerStatuses = [{ ...status.containerStatuses[2], name: "init ☃", reason: "PodInitializing" }];
   const kinds = [
     { tag: "relist" },
     { tag: "run-sandbox", val: sandbox },
@@ -179,7 +181,7 @@ test("memory stays flat over many calls (arguments and return arena are freed)",
       return instance;
     },
   );
-  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [] }));
+  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [], initContainers: [] }));
   for (let i = 0; i < 200; i++) own.abiCheck.echoPods(pods);
   const sizeAfterWarmUp = memories.map((m) => m.buffer.byteLength);
   for (let i = 0; i < 3000; i++) own.abiCheck.echoPods(pods);

@@ -13,8 +13,8 @@ const pod = (name, { image = "busybox", containers = ["app"], policy = "Always" 
   origin: `${name}.yaml`,
   spec: {
     uid: `uid-${name}`, namespace: "default", name, restartPolicy: policy, terminationGracePeriodSeconds: 1n, hostNetwork: true,
-    containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [] })),
-    priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [],
+    containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" })),
+    priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
   },
 });
 

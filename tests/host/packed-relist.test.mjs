@@ -8,8 +8,8 @@ import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../.
 
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,
-  containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [] }],
-  priority: 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [],
+  containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" }],
+  priority: 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
 });
 
 /** A tiny runtime that applies actions to plain objects (both agents see identical runtimes). */

@@ -1,0 +1,154 @@
+// Init containers and sidecars through the agent on the fake node: order, success before the
+// next, failures by policy, statuses and the Initialized condition, sidecars kept running and
+// stopped last.
+import { Agent } from "../../assembly/core/agent";
+import { ActionTag, ContainerSpec, ContainerState, PodConditionType, PodPhase, PodSpec, PodStatus } from "../../assembly/core/model";
+import { FakeNode, config, spec } from "./fake-node";
+
+function initContainer(name: string, sidecar: bool = false): ContainerSpec {
+  const c = new ContainerSpec();
+  c.name = name;
+  c.image = "busybox";
+  if (sidecar) c.restartPolicy = "Always";
+  return c;
+}
+
+function withInit(policy: string, inits: ContainerSpec[]): PodSpec {
+  const p = spec("u1", policy, ["app"]);
+  p.initContainers = inits;
+  return p;
+}
+
+/// Names of the containers created, in order.
+function created(node: FakeNode): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < node.log.length; i++) {
+    const a = node.log[i];
+    if (a.kind.tag == ActionTag.CreateContainer) out.push(a.kind.create!.container.name);
+  }
+  return out;
+}
+
+function stopped(node: FakeNode): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < node.log.length; i++) {
+    const a = node.log[i];
+    if (a.kind.tag == ActionTag.StopContainer) out.push(a.kind.stop!.containerName);
+  }
+  return out;
+}
+
+function conditionOf(status: PodStatus, type: i32): bool {
+  for (let i = 0; i < status.conditions.length; i++) if (status.conditions[i].conditionType == type) return status.conditions[i].status;
+  return false;
+}
+
+function start(p: PodSpec): FakeNode {
+  const node = new FakeNode(new Agent(config()));
+  node.agent.handlePods(node.nowMs, [p]);
+  node.runUntil(node.nowMs + 2_000);
+  return node;
+}
+
+describe("init containers", () => {
+  it("run one at a time, each to success, before the regular containers", () => {
+    const node = start(withInit("Always", [initContainer("first"), initContainer("second")]));
+    expect(created(node).join(",")).toBe("first");
+    let status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Pending);
+    expect(status.initContainerStatuses.length).toBe(2);
+    expect(status.initContainerStatuses[1].reason).toBe("PodInitializing");
+    expect(status.containerStatuses[0].reason).toBe("PodInitializing");
+    expect(conditionOf(status, PodConditionType.Initialized)).toBe(false);
+    expect(status.conditions[1].message).toBe("containers with incomplete status: [first second]");
+    node.exit("first", 0);
+    node.runUntil(node.nowMs + 2_000);
+    expect(created(node).join(",")).toBe("first,second");
+    node.exit("second", 0);
+    node.runUntil(node.nowMs + 2_000);
+    expect(created(node).join(",")).toBe("first,second,app");
+    status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Running);
+    expect(conditionOf(status, PodConditionType.Initialized)).toBe(true);
+    expect(status.initContainerStatuses[0].reason).toBe("Completed");
+  });
+
+  it("a failed init container under Never fails the pod and no regular container starts", () => {
+    const node = start(withInit("Never", [initContainer("setup")]));
+    node.exit("setup", 3);
+    node.runUntil(node.nowMs + 30_000);
+    expect(created(node).join(",")).toBe("setup");
+    const status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Failed);
+    expect(status.initContainerStatuses[0].exitCode).toBe(3);
+  });
+
+  it("a failed init container under Always is restarted with back-off, and not counted done", () => {
+    const node = start(withInit("Always", [initContainer("setup")]));
+    node.exit("setup", 1);
+    node.runUntil(node.nowMs + 2_000);
+    expect(created(node).join(",")).toBe("setup,setup"); // the first restart needs no wait
+    node.exit("setup", 1);
+    node.runUntil(node.nowMs + 2_000);
+    const status = node.statuses.get("u1");
+    expect(status.initContainerStatuses[0].reason).toBe("CrashLoopBackOff");
+    expect(status.phase).toBe(PodPhase.Pending);
+    expect(created(node).length).toBe(2);
+  });
+});
+
+describe("sidecars", () => {
+  it("start in order, the next init container after the sidecar runs, and keep running beside the app", () => {
+    const node = start(withInit("Always", [initContainer("proxy", true), initContainer("setup")]));
+    expect(created(node).join(",")).toBe("proxy,setup");
+    node.exit("setup", 0);
+    node.runUntil(node.nowMs + 2_000);
+    expect(created(node).join(",")).toBe("proxy,setup,app");
+    expect(node.runningCount("proxy")).toBe(1);
+    const status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Running);
+    expect(conditionOf(status, PodConditionType.ContainersReady)).toBe(true);
+  });
+
+  it("is restarted while the pod runs, without restarting the app", () => {
+    const node = start(withInit("Always", [initContainer("proxy", true)]));
+    node.exit("proxy", 2);
+    node.runUntil(node.nowMs + 2_000);
+    expect(node.runningCount("proxy")).toBe(1);
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.newest("proxy")!.attempt).toBe(1);
+    expect(node.newest("app")!.attempt).toBe(0);
+  });
+
+  it("does not keep a Job-style pod from completing: stopped once the app ended, then Succeeded", () => {
+    const node = start(withInit("Never", [initContainer("proxy", true), initContainer("log", true)]));
+    node.exit("app", 0);
+    node.runUntil(node.nowMs + 10_000);
+    expect(stopped(node).join(",")).toBe("log,proxy");
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Succeeded);
+  });
+
+  it("stop after the regular containers, last first, when the pod is removed", () => {
+    const node = start(withInit("Always", [initContainer("proxy", true), initContainer("log", true)]));
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 10_000);
+    expect(stopped(node).join(",")).toBe("app,log,proxy");
+    expect(node.runningCount("proxy")).toBe(0);
+  });
+});
+
+describe("validation of init containers", () => {
+  it("refuses a name used by a regular container and a restartPolicy other than Always", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = withInit("Always", [initContainer("app")]);
+    const bad = initContainer("x");
+    bad.restartPolicy = "OnFailure";
+    p.initContainers.push(bad);
+    const rejections = node.agent.handlePods(node.nowMs, [p]);
+    expect(rejections.length).toBe(2);
+    expect(rejections[0].field).toBe("spec.initContainers[0].name");
+    expect(rejections[0].message).toBe('Duplicate value: "app"');
+    expect(rejections[1].field).toBe("spec.initContainers[1].restartPolicy");
+    expect(rejections[1].message).toBe('Unsupported value: "OnFailure": supported values: "Always"');
+  });
+});
