@@ -89,7 +89,7 @@ export class PodTable {
       started: c.started,
     }));
     row.ready = status.conditions.some((c) => c.conditionType === "ready" && c.status);
-    row.initContainers = status.initContainerStatuses.map((c) => ({
+    row.initContainers = (status.initContainerStatuses ?? []).map((c) => ({
       name: c.name,
       state: c.state,
       reason: c.reason,

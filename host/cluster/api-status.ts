@@ -114,7 +114,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     hostIPs: [{ ip: ctx.nodeIp }],
     containerStatuses: status.containerStatuses.map((c) => containerStatus(c, ctx)),
   };
-  if (status.initContainerStatuses.length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
+  if ((status.initContainerStatuses ?? []).length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
   if (podIp) {
     out.podIP = podIp;
     out.podIPs = [{ ip: podIp }];

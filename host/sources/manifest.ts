@@ -99,7 +99,7 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
   checkPorts(r, c.ports, `${field}.ports`);
   checkImagePullPolicy(r, c.imagePullPolicy, `${field}.imagePullPolicy`);
   checkTerminationMessage(r, c, field);
-  const ports = portsOf(r, c.ports, `${field}.ports`);
+  const ports = portsOf(c.ports);
   const portNames = new Set(ports.map((p) => p.name).filter((name) => name !== ""));
   return {
     name: r.string(c.name, `${field}.name`) ?? "",

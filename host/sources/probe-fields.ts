@@ -2,7 +2,7 @@
 // (SetDefaults_Probe, SetDefaults_HTTPGetAction) and the apiserver's checks (validateProbe,
 // validateHandler) with its field paths and words, so a static pod is refused as a created one is.
 import type { ContainerPort, Probe, ProbeHandler } from "../core-types.js";
-import { FieldReader, type JsonObject } from "./field-reader.js";
+import { FieldReader, isObject, type JsonObject } from "./field-reader.js";
 
 const PROBE_FIELDS = new Set([
   "exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds", "periodSeconds",
@@ -16,18 +16,15 @@ const INT32_MAX = 2147483647;
 
 export type ProbeKind = "startupProbe" | "livenessProbe" | "readinessProbe";
 
-/** `ports[]` as the core wants them (checked by checkPorts). */
-export function portsOf(r: FieldReader, value: unknown, field: string): ContainerPort[] {
-  return r.array(value, field).flatMap((item, i) => {
-    const port = r.object(item, `${field}[${i}]`, true);
-    if (!port) return [];
-    return [{
-      name: r.string(port.name, `${field}[${i}].name`) ?? "",
-      containerPort: r.integer(port.containerPort, `${field}[${i}].containerPort`, INT32_MIN, INT32_MAX) ?? 0,
-      hostPort: r.integer(port.hostPort, `${field}[${i}].hostPort`, INT32_MIN, INT32_MAX) ?? 0,
-      protocol: r.string(port.protocol, `${field}[${i}].protocol`) || "TCP",
-      hostIp: r.string(port.hostIP, `${field}[${i}].hostIP`) ?? "",
-    }];
+/** `ports[]` as the core wants them. checkPorts reports their problems; this only reads them. */
+export function portsOf(value: unknown): ContainerPort[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item) => {
+    if (!isObject(item)) return [];
+    const port = item as JsonObject;
+    const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX ? v : 0);
+    const text = (v: unknown) => (typeof v === "string" ? v : "");
+    return [{ name: text(port.name), containerPort: int(port.containerPort), hostPort: int(port.hostPort), protocol: text(port.protocol) || "TCP", hostIp: text(port.hostIP) }];
   });
 }
 
