@@ -4,6 +4,7 @@
 import { PodFeeder } from "./pod-feeder.js";
 import type { ActionResult, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { runProbe } from "./probes/prober.js";
+import type { PodFacts } from "./env/container-env.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
@@ -80,6 +81,7 @@ export class AgentLoop {
       concurrency: options.concurrency,
       // The host's own events (image checks) take the path of the core's events.
       onEvent: (action, event) => this.dispatch({ ...action, kind: { tag: "pod-event", val: event } }),
+      podFacts: (uid) => this.podFacts(uid),
     });
     this.relister = new Relister(options.runtime, this.nowMs);
   }
@@ -123,6 +125,34 @@ export class AgentLoop {
     }
     this.withCore((core) => core.handleNodeStats(this.nowMs(), result));
     this.schedulePump();
+  }
+
+  /** What a container's env may read of pod `uid`: its object's metadata, the node, the pod's containers. */
+  private podFacts(uid: string): PodFacts | undefined {
+    const pod = this.desired.find((p) => p.spec.uid === uid);
+    if (!pod) return undefined;
+    const object = (pod.manifest ?? {}) as { metadata?: Record<string, any>; spec?: Record<string, any> };
+    const metadata = object.metadata ?? {};
+    const spec = object.spec ?? {};
+    const node = this.options.core.node;
+    const nodeIp = this.options.nodeIp ?? "127.0.0.1";
+    return {
+      name: pod.spec.name,
+      namespace: pod.spec.namespace,
+      uid,
+      labels: metadata.labels ?? {},
+      annotations: metadata.annotations ?? {},
+      nodeName: spec.nodeName || this.options.core.nodeName,
+      serviceAccountName: spec.serviceAccountName ?? spec.serviceAccount ?? "",
+      hostIps: [nodeIp],
+      podIps: [],
+      containers: [...pod.spec.containers, ...pod.spec.initContainers],
+      allocatable: {
+        cpu: node ? `${node.allocatableCpuMilli}m` : "0",
+        memory: node ? String(node.allocatableMemoryBytes) : "0",
+        "ephemeral-storage": "0",
+      },
+    };
   }
 
   /** A new scan of the pod sources: the complete desired set. Returns the pods the core refused. */

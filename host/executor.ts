@@ -19,6 +19,7 @@ import {
   SandboxConfig,
 } from "./cri/runtime.js";
 import type { Logger } from "./log.js";
+import { EnvError, containerEnvironment, type PodFacts } from "./env/container-env.js";
 import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
@@ -44,6 +45,8 @@ export interface ExecutorOptions {
    * as the events upstream sends (Pulling, Pulled) about the action's pod and container.
    */
   onEvent?: (action: PlannedAction, event: PodEvent) => void;
+  /** What a container's env may read of its pod (labels, node, IPs...), by pod uid. */
+  podFacts?: (podUid: string) => PodFacts | undefined;
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
@@ -136,6 +139,9 @@ export class Executor {
       const createdId = await this.perform(action);
       return { actionId: action.id, outcome: { tag: "ok", val: createdId } };
     } catch (error) {
+      if (error instanceof EnvError) {
+        return { actionId: action.id, outcome: { tag: "err", val: { kind: "config", grpcCode: 0, message: error.message } } };
+      }
       if (error instanceof ImagePullError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "image-pull", grpcCode: 0, message: error.message } } };
       }
@@ -175,9 +181,13 @@ export class Executor {
       case "remove-sandbox":
         await runtime.removePodSandbox(kind.val);
         return "";
-      case "create-container":
+      case "create-container": {
+        // The environment first: a variable that cannot be made fails the create before a pull.
+        const facts = await this.podFacts(kind.val);
+        const environment = containerEnvironment(kind.val.container, facts);
         await this.ensureImage(action, kind.val.container.name, kind.val.container.image);
-        return runtime.createContainer(kind.val.sandboxId, containerConfig(kind.val), sandboxConfig(kind.val.sandbox, podLogsDir));
+        return runtime.createContainer(kind.val.sandboxId, { ...containerConfig(kind.val), ...environment }, sandboxConfig(kind.val.sandbox, podLogsDir));
+      }
       case "start-container":
         await runtime.startContainer(kind.val.containerId);
         return "";
@@ -193,6 +203,24 @@ export class Executor {
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);
     }
+  }
+
+  /** What the container's env may read: the host's facts of the pod, its IPs from the runtime. */
+  private async podFacts(create: CreateContainer): Promise<PodFacts> {
+    const sandbox = create.sandbox;
+    const known = this.options.podFacts?.(sandbox.podUid);
+    const facts: PodFacts = known ?? {
+      name: sandbox.podName, namespace: sandbox.podNamespace, uid: sandbox.podUid, labels: {}, annotations: {}, nodeName: "",
+      serviceAccountName: "", hostIps: [], podIps: [], containers: [create.container],
+      allocatable: { cpu: "0", memory: "0", "ephemeral-storage": "0" },
+    };
+    const needsPodIp = create.container.env.some((e) => e.valueFrom?.tag === "field-ref" && e.valueFrom.val.startsWith("status.podIP"));
+    if (sandbox.hostNetwork) facts.podIps = facts.hostIps;
+    else if (needsPodIp) {
+      const ip = await this.options.runtime.podSandboxIp(create.sandboxId).catch(() => "");
+      facts.podIps = ip ? [ip] : [];
+    }
+    return facts;
   }
 
   private async ensureImage(action: PlannedAction, containerName: string, image: string): Promise<void> {

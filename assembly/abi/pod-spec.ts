@@ -1,7 +1,7 @@
 // Canonical-ABI lift/lower of the pod-spec family: env-var, resource-quantity, container-spec,
 // pod-spec, pod-rejection. Offsets are the canonical ABI's (fields aligned to their own
 // alignment, records padded to their largest); strings and lists are (ptr u32, len u32).
-import { ContainerSpec, EnvVar, PodRejection, PodSpec, ResourceQuantity } from "../core/model";
+import { ContainerSpec, EnvSourceTag, EnvVar, EnvVarSource, PodRejection, PodSpec, ResourceQuantity } from "../core/model";
 import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
 import { ContainerPort, ReadinessGate } from "../core/probe-types";
 import {
@@ -16,8 +16,10 @@ import {
   lowerReadinessGate,
 } from "./probes";
 
-// env-var { name @0, value @8 }: size 16, align 4. resource-quantity has the same shape.
-export const ENV_VAR_SIZE: usize = 16;
+// env-var { name @0, value @8, value-from: option<env-var-source> @16 (tag u8; the variant @20:
+//   tag u8, payload @24: field-ref string, or resource-field-selector { container-name @0,
+//   resource @8, divisor @16 }) }: size 48, align 4.
+export const ENV_VAR_SIZE: usize = 48;
 export const RESOURCE_QUANTITY_SIZE: usize = 16;
 // container-spec { name @0, image @8, command @16, args @24, env @32,
 //   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
@@ -36,12 +38,40 @@ export const POD_SPEC_SIZE: usize = 112;
 export const POD_REJECTION_SIZE: usize = 28;
 
 export function liftEnvVar(ptr: usize): EnvVar {
-  return new EnvVar(liftString(ptr), liftString(ptr + 8));
+  const env = new EnvVar(liftString(ptr), liftString(ptr + 8));
+  if (load<u8>(ptr + 16) != 0) {
+    const source = new EnvVarSource();
+    source.tag = load<u8>(ptr + 20);
+    if (source.tag == EnvSourceTag.FieldRef) {
+      source.fieldPath = liftString(ptr + 24);
+    } else {
+      assert(source.tag == EnvSourceTag.ResourceFieldRef, "abi: unknown env-var-source case");
+      source.containerName = liftString(ptr + 24);
+      source.resource = liftString(ptr + 32);
+      source.divisor = liftString(ptr + 40);
+    }
+    env.valueFrom = source;
+  }
+  return env;
 }
 
 export function lowerEnvVar(ptr: usize, item: EnvVar): void {
   lowerString(ptr, item.name);
   lowerString(ptr + 8, item.value);
+  const source = item.valueFrom;
+  if (source === null) {
+    store<u8>(ptr + 16, 0);
+    return;
+  }
+  store<u8>(ptr + 16, 1);
+  store<u8>(ptr + 20, <u8>source.tag);
+  if (source.tag == EnvSourceTag.FieldRef) {
+    lowerString(ptr + 24, source.fieldPath);
+  } else {
+    lowerString(ptr + 24, source.containerName);
+    lowerString(ptr + 32, source.resource);
+    lowerString(ptr + 40, source.divisor);
+  }
 }
 
 export function liftResourceQuantity(ptr: usize): ResourceQuantity {

@@ -149,7 +149,9 @@ export class ActionResults {
       wakePod(rec, nowMs + this.ctx.config.relistPeriodMs, nowMs);
       return;
     }
-    if (tag == ActionTag.CreateContainer) {
+    if (tag == ActionTag.CreateContainer && kind == ErrorKind.Config) {
+      rec.waiting.set(flight.containerName, new WaitingReason("CreateContainerConfigError", message));
+    } else if (tag == ActionTag.CreateContainer) {
       rec.waiting.set(flight.containerName, new WaitingReason("CreateContainerError", message));
     } else if (tag == ActionTag.StartContainer) {
       rec.waiting.set(flight.containerName, new WaitingReason("RunContainerError", message));

@@ -38,6 +38,15 @@ export function containerSpecHash(spec: ContainerSpec): string {
   for (let i = 0; i < spec.env.length; i++) {
     hash = mixString(hash, spec.env[i].name);
     hash = mixString(hash, spec.env[i].value);
+    // Mixed in only when present, so that the hash of a container without one is unchanged.
+    const source = spec.env[i].valueFrom;
+    if (source !== null) {
+      hash = mixUnit(hash, <u32>source.tag + 1);
+      hash = mixString(hash, source.fieldPath);
+      hash = mixString(hash, source.containerName);
+      hash = mixString(hash, source.resource);
+      hash = mixString(hash, source.divisor);
+    }
   }
   const workingDir = spec.workingDir;
   hash = workingDir !== null ? mixString(mixUnit(hash, 1), workingDir) : mixUnit(hash, 0);

@@ -7,7 +7,24 @@ import { ContainerPort, Probe, ProbeRequest, ReadinessGate } from "./probe-types
 export { ContainerPort, GrpcAction, HandlerTag, HttpGetAction, HttpHeader, Probe, ProbeHandler, ProbeOutcome, ProbeRequest, ProbeResult, ProbeType, ReadinessGate, TcpSocketAction } from "./probe-types";
 
 export class EnvVar {
+  /// `valueFrom`, or null for a literal value.
+  valueFrom: EnvVarSource | null = null;
   constructor(public name: string = "", public value: string = "") {}
+}
+
+/// Case numbers of the WIT variant `env-var-source`.
+export const enum EnvSourceTag {
+  FieldRef = 0,
+  ResourceFieldRef = 1,
+}
+
+/// WIT `env-var-source`: a fieldRef path, or a resourceFieldRef (container, resource, divisor).
+export class EnvVarSource {
+  tag: i32 = EnvSourceTag.FieldRef;
+  fieldPath: string = "";
+  containerName: string = "";
+  resource: string = "";
+  divisor: string = "";
 }
 
 export class ResourceQuantity {
@@ -126,6 +143,7 @@ export const enum ErrorKind {
   ImagePull = 1,
   Timeout = 2,
   Other = 3,
+  Config = 4,
 }
 
 export class ActionError {

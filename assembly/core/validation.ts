@@ -1,6 +1,6 @@
 // Validation of pod specs, with the apiserver's field paths and wording, so that a bad manifest is
 // refused with a message naming the field instead of being half-run.
-import { ContainerSpec, PodPhase, PodRejection, PodSpec } from "./model";
+import { ContainerSpec, EnvSourceTag, EnvVar, PodPhase, PodRejection, PodSpec } from "./model";
 import { parseQuantity } from "./quantity";
 
 const DNS1123_LABEL_MAX = 63;
@@ -169,6 +169,7 @@ function containerProblems(out: PodRejection[], index: u32, uid: string, list: C
       // The field path is made only for a problem: a pod of thousands of good variables makes no garbage.
       if (name.length == 0) out.push(new PodRejection(index, uid, path + ".env[" + e.toString() + "].name", "Required value"));
       else if (!isEnvVarName(name)) out.push(new PodRejection(index, uid, path + ".env[" + e.toString() + "].name", invalid(name, ENV_NAME_MESSAGE)));
+      if (c.env[e].valueFrom !== null) envSourceProblems(out, index, uid, c.env[e], path + ".env[" + e.toString() + "]");
     }
     const resources = resourcesProblems(c, path + ".");
     for (let r = 0; r < resources.length; r++) out.push(new PodRejection(index, uid, resources[r].field, resources[r].message));
@@ -184,6 +185,47 @@ function containerProblems(out: PodRejection[], index: u32, uid: string, list: C
       if (c.startupProbe !== null) out.push(new PodRejection(index, uid, path + ".startupProbe", forbidden));
     }
     probeProblems(out, index, uid, c, path);
+  }
+}
+
+const ENV_FIELD_PATHS: string[] = [
+  "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+  "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+];
+const ENV_RESOURCES: string[] = [
+  "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory",
+];
+
+function quoted(values: string[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < values.length; i++) out.push('"' + values[i] + '"');
+  return out.join(", ");
+}
+
+/// A `metadata.labels['key']` or `metadata.annotations['key']` path.
+function isSubscriptPath(path: string): bool {
+  const label = path.startsWith("metadata.labels['");
+  const annotation = path.startsWith("metadata.annotations['");
+  return (label || annotation) && path.endsWith("']") && path.length > (label ? 19 : 24);
+}
+
+/// What the Pod API's validateEnvVarValueFrom checks of `env[].valueFrom`.
+function envSourceProblems(out: PodRejection[], index: u32, uid: string, env: EnvVar, path: string): void {
+  const source = env.valueFrom!;
+  if (env.value.length > 0) out.push(new PodRejection(index, uid, path + ".valueFrom", 'Invalid value: "": may not be specified when `value` is not empty'));
+  if (source.tag == EnvSourceTag.FieldRef) {
+    const fieldPath = source.fieldPath;
+    if (fieldPath.length == 0) out.push(new PodRejection(index, uid, path + ".valueFrom.fieldRef.fieldPath", "Required value"));
+    else if (!ENV_FIELD_PATHS.includes(fieldPath) && !isSubscriptPath(fieldPath)) {
+      out.push(new PodRejection(index, uid, path + ".valueFrom.fieldRef.fieldPath",
+        'Unsupported value: "' + fieldPath + '": supported values: ' + quoted(ENV_FIELD_PATHS)));
+    }
+    return;
+  }
+  const resource = source.resource;
+  if (resource.length == 0) out.push(new PodRejection(index, uid, path + ".valueFrom.resourceFieldRef.resource", "Required value"));
+  else if (!ENV_RESOURCES.includes(resource) && !resource.startsWith("limits.hugepages-") && !resource.startsWith("requests.hugepages-")) {
+    out.push(new PodRejection(index, uid, path + ".valueFrom.resourceFieldRef.resource", 'Unsupported value: "' + resource + '": supported values: ' + quoted(ENV_RESOURCES)));
   }
 }
 

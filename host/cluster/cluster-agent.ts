@@ -197,7 +197,7 @@ export class ClusterAgent {
       objectsByOrigin.set(origin, object);
       if (this.refused.has(object.metadata.uid)) continue;
       try {
-        pods.push({ spec: podFromApiObject(object), origin });
+        pods.push({ spec: podFromApiObject(object), origin, manifest: object as unknown as Record<string, unknown> });
       } catch (error) {
         if (!(error instanceof ManifestError)) {
           // A shape the converter did not foresee: this pod is left out, the others go on.

@@ -6,6 +6,7 @@ import type { ContainerSpec, PodSpec } from "../core-types.js";
 import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkDnsPolicy, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 import { portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
+import { envSourceOf } from "./env-fields.js";
 
 export { ManifestError } from "./field-reader.js";
 
@@ -108,10 +109,10 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
     args: r.stringList(c.args, `${field}.args`),
     env: r.array(c.env, `${field}.env`).map((item, i) => {
       const e = r.object(item, `${field}.env[${i}]`, true) ?? {};
-      r.onlyFields(e, `${field}.env[${i}]`, new Set(["name", "value"]));
+      r.onlyFields(e, `${field}.env[${i}]`, new Set(["name", "value", "valueFrom"]));
       const raw = e.value;
       const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : r.string(raw, `${field}.env[${i}].value`) ?? "";
-      return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value };
+      return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value, valueFrom: envSourceOf(r, e.valueFrom, `${field}.env[${i}].valueFrom`) };
     }),
     workingDir: r.string(c.workingDir, `${field}.workingDir`) || undefined,
     requests: quantityMap(r, resources.requests, `${field}.resources.requests`),
