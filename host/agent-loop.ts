@@ -2,8 +2,9 @@
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
 import { PodFeeder } from "./pod-feeder.js";
-import type { ActionResult, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
+import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { runProbe } from "./probes/prober.js";
+import { runHook } from "./probes/hooks.js";
 import type { PodFacts } from "./env/container-env.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
@@ -326,6 +327,9 @@ export class AgentLoop {
       case "run-probe":
         void this.probe(action, kind.val, pod);
         return;
+      case "run-hook":
+        void this.hook(action, kind.val, pod);
+        return;
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
         for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
@@ -355,6 +359,16 @@ export class AgentLoop {
     const finding = await runProbe(request, { podIp, runtime: this.options.runtime });
     this.options.log.log("debug", "probe", { pod, container: request.containerName, probe: request.probeType, outcome: finding.outcome });
     this.pendingProbeResults.push({ actionId: action.id, outcome: finding.outcome, output: finding.output });
+    this.schedulePump();
+  }
+
+  /** Runs one lifecycle hook; its outcome is an action result (the pod waits for it). */
+  private async hook(action: PlannedAction, request: HookRequest, pod: string | undefined): Promise<void> {
+    const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === action.podUid && s.state === "ready");
+    const podIp = (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
+    const error = await runHook(request, { runtime: this.options.runtime, podIp, podLabel: `${pod ?? ""}(${action.podUid})` });
+    this.options.log.log(error ? "warn" : "debug", error ? "Lifecycle hook failed" : "Lifecycle hook ran", { pod, container: request.containerName, hook: request.hookType, ...(error ? { error } : {}) });
+    this.pendingResults.push(error ? { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: error } } } : { actionId: action.id, outcome: { tag: "ok", val: "" } });
     this.schedulePump();
   }
 

@@ -7,6 +7,7 @@ export type {
   ContainerObservation,
   ContainerSpec,
   ContainerPort,
+  HookRequest,
   EnvVarSource,
   Probe,
   ProbeHandler,

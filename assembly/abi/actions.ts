@@ -20,8 +20,8 @@ import {
   StopContainer,
 } from "../core/model";
 import { liftList, liftString, lowerList, lowerString } from "./memory";
-import { ProbeRequest } from "../core/probe-types";
-import { liftProbeRequest, lowerProbeRequest } from "./probes";
+import { HookRequest, ProbeRequest } from "../core/probe-types";
+import { liftHookRequest, liftProbeRequest, lowerHookRequest, lowerProbeRequest } from "./probes";
 import { RESOURCE_QUANTITY_SIZE, liftContainerSpec, liftResourceQuantity, lowerContainerSpec, lowerResourceQuantity } from "./pod-spec";
 
 // linux-resources { cpu-shares u64 @0, cpu-weight u64 @8, cpu-quota-us s64 @16, cpu-period-us u64 @24,
@@ -31,7 +31,7 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @120 (384, align 8), resources @504 (48) }: 552, align 8.
+//   container @120 (496, align 8), resources @616 (48) }: 664, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -51,10 +51,10 @@ const POD_CONDITION_SIZE: usize = 32;
 //   version u64 @40, conditions @48, start-time-ms u64 @56, init-container-statuses @64,
 //   finished u8 @72 }: 80, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 552): 560, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 664): 672, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 592, align 8.
-export const PLANNED_ACTION_SIZE: usize = 592;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 704, align 8.
+export const PLANNED_ACTION_SIZE: usize = 704;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -107,7 +107,7 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
   create.specHash = liftString(ptr + 108);
   create.container = liftContainerSpec(ptr + 120);
-  create.resources = liftLinuxResources(ptr + 504);
+  create.resources = liftLinuxResources(ptr + 616);
   return create;
 }
 
@@ -117,7 +117,7 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
   lowerString(ptr + 108, create.specHash);
   lowerContainerSpec(ptr + 120, create.container);
-  lowerLinuxResources(ptr + 504, create.resources);
+  lowerLinuxResources(ptr + 616, create.resources);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -271,6 +271,9 @@ function liftActionKind(ptr: usize): ActionKind {
     case ActionTag.RunProbe:
       kind.probe = liftProbeRequest(payload);
       break;
+    case ActionTag.RunHook:
+      kind.hook = liftHookRequest(payload);
+      break;
     default:
       assert(false, "abi: unknown action-kind case");
   }
@@ -341,6 +344,9 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
     }
     case ActionTag.RunProbe:
       lowerProbeRequest(payload, changetype<ProbeRequest>(kind.probe));
+      break;
+    case ActionTag.RunHook:
+      lowerHookRequest(payload, changetype<HookRequest>(kind.hook));
       break;
     default:
       assert(false, "abi: unknown action-kind case");

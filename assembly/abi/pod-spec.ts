@@ -9,9 +9,11 @@ import {
   OPTION_PROBE_SIZE,
   READINESS_GATE_SIZE,
   liftContainerPort,
+  liftOptionHandler,
   liftOptionProbe,
   liftReadinessGate,
   lowerContainerPort,
+  lowerOptionHandler,
   lowerOptionProbe,
   lowerReadinessGate,
 } from "./probes";
@@ -24,8 +26,9 @@ export const RESOURCE_QUANTITY_SIZE: usize = 16;
 // container-spec { name @0, image @8, command @16, args @24, env @32,
 //   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
 //   restart-on-resize @68, ports @76, startup-probe: option<probe> @88 (96 bytes, align 8),
-//   liveness-probe @184, readiness-probe @280, restart-policy @376 }: size 384, align 8.
-export const CONTAINER_SPEC_SIZE: usize = 384;
+//   liveness-probe @184, readiness-probe @280, restart-policy @376,
+//   post-start: option<probe-handler> @384 (56 bytes), pre-stop @440 }: size 496, align 8.
+export const CONTAINER_SPEC_SIZE: usize = 496;
 const STARTUP_PROBE_AT: usize = 88;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
@@ -99,6 +102,8 @@ export function liftContainerSpec(ptr: usize): ContainerSpec {
   spec.livenessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE);
   spec.readinessProbe = liftOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE);
   spec.restartPolicy = liftString(ptr + 376);
+  spec.postStart = liftOptionHandler(ptr + 384);
+  spec.preStop = liftOptionHandler(ptr + 440);
   return spec;
 }
 
@@ -123,6 +128,8 @@ export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
   lowerOptionProbe(ptr + STARTUP_PROBE_AT + OPTION_PROBE_SIZE, spec.livenessProbe);
   lowerOptionProbe(ptr + STARTUP_PROBE_AT + 2 * OPTION_PROBE_SIZE, spec.readinessProbe);
   lowerString(ptr + 376, spec.restartPolicy);
+  lowerOptionHandler(ptr + 384, spec.postStart);
+  lowerOptionHandler(ptr + 440, spec.preStop);
 }
 
 export function liftPodSpec(ptr: usize): PodSpec {

@@ -4,6 +4,7 @@ import {
   ContainerPort,
   GrpcAction,
   HandlerTag,
+  HookRequest,
   HttpGetAction,
   HttpHeader,
   Probe,
@@ -174,6 +175,36 @@ export function lowerOptionProbe(ptr: usize, probe: Probe | null): void {
   store<i32>(at + 64, probe.failureThreshold);
   store<u8>(at + 72, <u8>(probe.hasGracePeriod ? 1 : 0));
   store<i64>(at + 80, probe.hasGracePeriod ? probe.terminationGracePeriodSeconds : 0);
+}
+
+/// Lifts the option<probe-handler> stored at `ptr` (tag u8, handler @8; 56 bytes).
+export function liftOptionHandler(ptr: usize): ProbeHandler | null {
+  return load<u8>(ptr) != 0 ? liftProbeHandler(ptr + 8) : null;
+}
+
+export function lowerOptionHandler(ptr: usize, handler: ProbeHandler | null): void {
+  store<u8>(ptr, <u8>(handler !== null ? 1 : 0));
+  if (handler !== null) lowerProbeHandler(ptr + 8, handler);
+}
+
+// hook-request { container-id @0, container-name @8, hook-type u8 @16, handler @24 (48),
+//   timeout-seconds s64 @72 }: 80, align 8.
+export function liftHookRequest(ptr: usize): HookRequest {
+  const request = new HookRequest();
+  request.containerId = liftString(ptr);
+  request.containerName = liftString(ptr + 8);
+  request.hookType = load<u8>(ptr + 16);
+  request.handler = liftProbeHandler(ptr + 24);
+  request.timeoutSeconds = load<i64>(ptr + 72);
+  return request;
+}
+
+export function lowerHookRequest(ptr: usize, request: HookRequest): void {
+  lowerString(ptr, request.containerId);
+  lowerString(ptr + 8, request.containerName);
+  store<u8>(ptr + 16, <u8>request.hookType);
+  lowerProbeHandler(ptr + 24, request.handler);
+  store<i64>(ptr + 72, request.timeoutSeconds);
 }
 
 export function liftProbeRequest(ptr: usize): ProbeRequest {

@@ -1,7 +1,8 @@
 // What the outcome of each runtime action does to its pod's view: a created sandbox or container
 // joins the view at once (the next relist confirms it), a stop waits for the runtime's word, and
 // a failure becomes a waiting reason, an event and a retry after the worker's back-off.
-import { InFlight, WorkerContext } from "./context";
+import { InFlight, WorkerContext, containerOfSpec } from "./context";
+import { HookType } from "./probe-types";
 import {
   ActionResult,
   ActionTag,
@@ -90,8 +91,13 @@ export class ActionResults {
           c.startedAtNs = nowNs;
         }
         this.ctx.event(rec, flight.containerName, EventType.Normal, "Started", "Container started");
+        const container = containerOfSpec(rec.lastSpec, flight.containerName);
+        if (container !== null && container.postStart !== null) this.ctx.runPostStart(rec, flight.containerId, container);
         break;
       }
+      case ActionTag.RunHook:
+        this.hookDone(nowMs, rec, flight, "");
+        break;
       case ActionTag.StopContainer:
       case ActionTag.StopSandbox:
         // The exit code and finish time come from the runtime: decide again after a relist.
@@ -114,6 +120,23 @@ export class ActionResults {
     }
   }
 
+  /// A lifecycle hook ended (`error` empty when it succeeded). A preStop hook is followed by the
+  /// stop with what is left of the grace period; a failed postStart hook kills the container.
+  private hookDone(nowMs: u64, rec: PodRecord, flight: InFlight, error: string): void {
+    if (flight.hookType == HookType.PreStop) {
+      if (error.length > 0) this.ctx.event(rec, flight.containerName, EventType.Warning, "FailedPreStopHook", error);
+      const spentSeconds = <i64>((nowMs - flight.startedAtMs) / 1000);
+      this.ctx.stopNow(rec, flight.containerId, flight.containerName, flight.graceSeconds - spentSeconds);
+      return;
+    }
+    rec.postStartRunning.delete(flight.containerId);
+    if (error.length == 0) return;
+    // The message is not in the event, so that what a hook prints (secrets) stays off the server.
+    this.ctx.event(rec, flight.containerName, EventType.Warning, "FailedPostStartHook", "PostStartHook failed");
+    rec.waiting.set(flight.containerName, new WaitingReason("PostStartHookError", error));
+    this.ctx.stopContainer(rec, flight.containerId, flight.containerName, "FailedPostStartHook");
+  }
+
   private markStopped(rec: PodRecord, flight: InFlight): void {
     if (flight.tag == ActionTag.StopSandbox) {
       const s = rec.findSandbox(flight.sandboxId);
@@ -128,6 +151,10 @@ export class ActionResults {
 
   private applyFailure(nowMs: u64, rec: PodRecord, flight: InFlight, kind: i32, grpcCode: u32, message: string): void {
     const tag = flight.tag;
+    if (tag == ActionTag.RunHook) {
+      this.hookDone(nowMs, rec, flight, message);
+      return;
+    }
     if (grpcCode == GRPC_NOT_FOUND && tag != ActionTag.CreateContainer && tag != ActionTag.RunSandbox && tag != ActionTag.StartContainer) {
       // Already gone: exactly what a stop or remove wanted.
       if (tag == ActionTag.RemoveContainer) rec.dropContainer(flight.containerId);

@@ -24,6 +24,8 @@ import {
   StopContainer,
 } from "./model";
 import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
+import { HookRequest, HookType } from "./probe-types";
+import { resolvePorts } from "./probe-manager";
 import { containerResources, podResources } from "./resources";
 
 /// What the agent remembers of an action until its result comes back.
@@ -41,6 +43,18 @@ export class InFlight {
   resources: LinuxResources | null = null;
   requests: ResourceQuantity[] = [];
   limits: ResourceQuantity[] = [];
+  /// A lifecycle hook: which, the grace it was given and when it began (preStop).
+  hookType: i32 = -1;
+  graceSeconds: i64 = 0;
+  startedAtMs: u64 = 0;
+}
+
+/// The container `name` of `spec`, regular or init; null if none.
+export function containerOfSpec(spec: PodSpec | null, name: string): ContainerSpec | null {
+  if (spec === null) return null;
+  for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return spec.containers[i];
+  for (let i = 0; i < spec.initContainers.length; i++) if (spec.initContainers[i].name == name) return spec.initContainers[i];
+  return null;
 }
 
 export class WorkerContext {
@@ -158,19 +172,65 @@ export class WorkerContext {
     this.call(rec, kind, flight);
   }
 
-  /// `graceSeconds`: a probe's own grace period, or -1 for the pod's.
+  /// Kills a container as upstream's killContainer: a Killing event, then its preStop hook (if
+  /// any, once per container, inside the grace period), then StopContainer with what is left of
+  /// the grace. `graceSeconds`: a probe's own grace period, or -1 for the pod's.
   stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string, graceSeconds: i64 = -1): void {
+    const grace = graceSeconds >= 0 ? graceSeconds : rec.gracePeriodSeconds();
+    this.event(rec, containerName, EventType.Normal, "Killing", reasonMessage);
+    const container = containerOfSpec(rec.lastSpec, containerName);
+    if (container !== null && container.preStop !== null && grace > 0 && !rec.preStopRun.has(containerId)) {
+      rec.preStopRun.add(containerId);
+      const request = new HookRequest();
+      request.containerId = containerId;
+      request.containerName = containerName;
+      request.hookType = HookType.PreStop;
+      request.handler = resolvePorts(container.preStop!, container);
+      request.timeoutSeconds = grace;
+      const kind = new ActionKind();
+      kind.tag = ActionTag.RunHook;
+      kind.hook = request;
+      const flight = new InFlight();
+      flight.containerId = containerId;
+      flight.containerName = containerName;
+      flight.hookType = HookType.PreStop;
+      flight.graceSeconds = grace;
+      flight.startedAtMs = this.nowMs;
+      this.call(rec, kind, flight);
+      return;
+    }
+    this.stopNow(rec, containerId, containerName, grace);
+  }
+
+  /// CRI StopContainer with `grace` seconds (at least upstream's minimal shutdown window: never
+  /// a bare SIGKILL).
+  stopNow(rec: PodRecord, containerId: string, containerName: string, grace: i64): void {
     const kind = new ActionKind();
     kind.tag = ActionTag.StopContainer;
-    // Upstream gives every container a minimal shutdown window (killContainer): never a bare SIGKILL.
-    const grace = graceSeconds >= 0 ? graceSeconds : rec.gracePeriodSeconds();
     const timeoutSeconds = grace < MINIMUM_GRACE_PERIOD_SECONDS ? MINIMUM_GRACE_PERIOD_SECONDS : grace;
     rec.stopTimeoutSeconds = timeoutSeconds;
     kind.stop = new StopContainer(containerId, containerName, timeoutSeconds);
     const flight = new InFlight();
     flight.containerId = containerId;
     flight.containerName = containerName;
-    this.event(rec, containerName, EventType.Normal, "Killing", reasonMessage);
+    this.call(rec, kind, flight);
+  }
+
+  /// Runs the container's postStart hook; the container counts as running once it succeeds.
+  runPostStart(rec: PodRecord, containerId: string, container: ContainerSpec): void {
+    const request = new HookRequest();
+    request.containerId = containerId;
+    request.containerName = container.name;
+    request.hookType = HookType.PostStart;
+    request.handler = resolvePorts(container.postStart!, container);
+    const kind = new ActionKind();
+    kind.tag = ActionTag.RunHook;
+    kind.hook = request;
+    const flight = new InFlight();
+    flight.containerId = containerId;
+    flight.containerName = container.name;
+    flight.hookType = HookType.PostStart;
+    rec.postStartRunning.add(containerId);
     this.call(rec, kind, flight);
   }
 

@@ -2,9 +2,9 @@
 // WIT records one to one; the canonical-ABI code in assembly/abi/ moves them across the boundary.
 
 import { unitsEqual } from "./units";
-import { ContainerPort, Probe, ProbeRequest, ReadinessGate } from "./probe-types";
+import { ContainerPort, HookRequest, Probe, ProbeHandler, ProbeRequest, ReadinessGate } from "./probe-types";
 
-export { ContainerPort, GrpcAction, HandlerTag, HttpGetAction, HttpHeader, Probe, ProbeHandler, ProbeOutcome, ProbeRequest, ProbeResult, ProbeType, ReadinessGate, TcpSocketAction } from "./probe-types";
+export { ContainerPort, GrpcAction, HandlerTag, HookRequest, HookType, HttpGetAction, HttpHeader, Probe, ProbeHandler, ProbeOutcome, ProbeRequest, ProbeResult, ProbeType, ReadinessGate, TcpSocketAction } from "./probe-types";
 
 export class EnvVar {
   /// `valueFrom`, or null for a literal value.
@@ -48,6 +48,8 @@ export class ContainerSpec {
   readinessProbe: Probe | null = null;
   /// "Always" for a sidecar (an init container that keeps running); "" otherwise.
   restartPolicy: string = "";
+  postStart: ProbeHandler | null = null;
+  preStop: ProbeHandler | null = null;
 
   get isSidecar(): bool {
     return this.restartPolicy == "Always";
@@ -326,6 +328,7 @@ export const enum ActionTag {
   UpdatePodCgroup = 12,
   NodePressureChanged = 13,
   RunProbe = 14,
+  RunHook = 15,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -342,11 +345,12 @@ export class ActionKind {
   podCgroup: PodCgroupUpdate | null = null;
   pressure: NodePressure | null = null;
   probe: ProbeRequest | null = null;
+  hook: HookRequest | null = null;
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {
     return (this.tag >= ActionTag.RunSandbox && this.tag <= ActionTag.RemoveContainer) ||
-      this.tag == ActionTag.UpdateContainerResources || this.tag == ActionTag.UpdatePodCgroup;
+      this.tag == ActionTag.UpdateContainerResources || this.tag == ActionTag.UpdatePodCgroup || this.tag == ActionTag.RunHook;
   }
 }
 

@@ -79,6 +79,10 @@ export class PodRecord {
   /// killed instance: started again at once unless the policy is Never (upstream kills and
   /// starts them in one sync, so no crash-loop back-off applies).
   restartForProbe: Map<string, string> = new Map();
+  /// Containers whose postStart hook runs: not running yet as far as the status says.
+  postStartRunning: Set<string> = new Set();
+  /// Containers whose preStop hook was run (once per container, however often it is stopped).
+  preStopRun: Set<string> = new Set();
   /// One worker per container probe, and the spec they were made for.
   probeWorkers: ProbeWorker[] = [];
   probesForSpec: PodSpec | null = null;

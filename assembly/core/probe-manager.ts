@@ -194,7 +194,8 @@ export function resolvePort(port: string, container: ContainerSpec): string {
   return port;
 }
 
-function resolvePorts(handler: ProbeHandler, container: ContainerSpec): ProbeHandler {
+/// The handler with its named port replaced by the number (probes and hooks alike).
+export function resolvePorts(handler: ProbeHandler, container: ContainerSpec): ProbeHandler {
   if (handler.tag == HandlerTag.HttpGet) {
     const get = handler.httpGet!;
     const resolved = new HttpGetAction();

@@ -94,3 +94,17 @@ export const enum ProbeOutcome {
 export class ProbeResult {
   constructor(public actionId: u64 = 0, public outcome: i32 = ProbeOutcome.Success, public output: string = "") {}
 }
+
+/// Case numbers of the WIT enum `hook-type`.
+export const enum HookType {
+  PostStart = 0,
+  PreStop = 1,
+}
+
+export class HookRequest {
+  containerId: string = "";
+  containerName: string = "";
+  hookType: i32 = HookType.PostStart;
+  handler: ProbeHandler = new ProbeHandler();
+  timeoutSeconds: i64 = 0;
+}

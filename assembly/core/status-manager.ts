@@ -24,6 +24,7 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   if ((rec.restartForSpecChange.size > 0 || rec.restartForResize.size > 0 || rec.restartForProbe.size > 0) && rec.state == WorkerState.SyncPod) return;
   const stoppedBefore: bool[] = [];
   const statuses = containerStatuses(spec, rec.containers, rec.waiting, stoppedBefore);
+  hidePostStarting(rec, statuses);
   applyProbeResults(rec, statuses);
   const init = initStatuses(rec, spec, statuses);
   const hasStatus: bool[] = [];
@@ -71,11 +72,25 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
 }
 
 /// allocatedResources and the resources applied to each container's current instance.
+/// A container whose postStart hook still runs is not running yet as far as users see: upstream
+/// publishes no status while the hook runs, so the last one (ContainerCreating) stays.
+function hidePostStarting(rec: PodRecord, statuses: ContainerStatus[]): void {
+  if (rec.postStartRunning.size == 0) return;
+  for (let i = 0; i < statuses.length; i++) {
+    const s = statuses[i];
+    if (s.state != State.Running || !rec.postStartRunning.has(s.containerId)) continue;
+    s.state = State.Waiting;
+    s.reason = "ContainerCreating";
+    s.startedAtNs = 0;
+  }
+}
+
 /// The init containers' statuses and what getPhase reads of them; null for a pod without any.
 function initStatuses(rec: PodRecord, spec: PodSpec, statuses: ContainerStatus[]): InitStatuses | null {
   if (spec.initContainers.length == 0) return null;
   const stoppedBefore: bool[] = [];
   const list = containerStatusesOf(spec.initContainers, rec.containers, rec.waiting, stoppedBefore, true);
+  hidePostStarting(rec, list);
   applyProbeResults(rec, list);
   const hasStatus: bool[] = [];
   const sidecar: bool[] = [];

@@ -183,6 +183,7 @@ function containerProblems(out: PodRejection[], index: u32, uid: string, list: C
       if (c.livenessProbe !== null) out.push(new PodRejection(index, uid, path + ".livenessProbe", forbidden));
       if (c.readinessProbe !== null) out.push(new PodRejection(index, uid, path + ".readinessProbe", forbidden));
       if (c.startupProbe !== null) out.push(new PodRejection(index, uid, path + ".startupProbe", forbidden));
+      if (c.postStart !== null || c.preStop !== null) out.push(new PodRejection(index, uid, path + ".lifecycle", forbidden));
     }
     probeProblems(out, index, uid, c, path);
   }

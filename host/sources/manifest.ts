@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { ContainerSpec, PodSpec } from "../core-types.js";
 import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkDnsPolicy, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
-import { portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
+import { lifecycleOf, portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
 import { envSourceOf } from "./env-fields.js";
 
 export { ManifestError } from "./field-reader.js";
@@ -27,7 +27,7 @@ function quantityMap(r: FieldReader, value: unknown, field: string): { name: str
 const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
-  "startupProbe", "livenessProbe", "readinessProbe", "restartPolicy",
+  "startupProbe", "livenessProbe", "readinessProbe", "restartPolicy", "lifecycle",
 ]);
 /** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
 const CONTAINER_FIELDS_IF_EMPTY = new Set(["stdin", "stdinOnce", "tty", "volumeMounts", "envFrom", "volumeDevices", "securityContext"]);
@@ -123,6 +123,7 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
     livenessProbe: probeOf(r, c.livenessProbe, `${field}.livenessProbe`, "livenessProbe", portNames),
     readinessProbe: probeOf(r, c.readinessProbe, `${field}.readinessProbe`, "readinessProbe", portNames),
     restartPolicy: r.string(c.restartPolicy, `${field}.restartPolicy`) ?? "",
+    ...lifecycleOf(r, c.lifecycle, `${field}.lifecycle`, portNames),
   };
 }
 

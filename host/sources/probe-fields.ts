@@ -9,6 +9,8 @@ const PROBE_FIELDS = new Set([
   "successThreshold", "failureThreshold", "terminationGracePeriodSeconds",
 ]);
 const HANDLER_ORDER = ["exec", "httpGet", "tcpSocket", "grpc"] as const;
+/** A lifecycle hook's handlers, in the order validateHandler checks them. */
+const HOOK_HANDLERS = ["exec", "httpGet", "tcpSocket", "sleep"] as const;
 const SCHEMES = ["HTTP", "HTTPS"];
 const HEADER_NAME = /^[-A-Za-z0-9]+$/;
 const INT32_MIN = -2147483648;
@@ -52,8 +54,8 @@ function portOf(r: FieldReader, value: unknown, field: string, portNames: Readon
   return name;
 }
 
-function handlerOf(r: FieldReader, probe: JsonObject, field: string, portNames: ReadonlySet<string>): ProbeHandler | undefined {
-  const given = HANDLER_ORDER.filter((key) => probe[key] !== undefined && probe[key] !== null);
+function handlerOf(r: FieldReader, probe: JsonObject, field: string, portNames: ReadonlySet<string>, order: readonly string[] = HANDLER_ORDER): ProbeHandler | undefined {
+  const given = order.filter((key) => probe[key] !== undefined && probe[key] !== null);
   if (given.length === 0) {
     r.add(field, "Required value: must specify a handler type");
     return undefined;
@@ -103,7 +105,32 @@ function handlerOf(r: FieldReader, probe: JsonObject, field: string, portNames: 
       const service = r.string(body.service, `${path}.service`);
       return { tag: "grpc", val: { port: port ?? 0, service: service ?? undefined } };
     }
+    case "sleep": {
+      r.onlyFields(body, path, new Set(["seconds"]));
+      const seconds = r.integer(body.seconds, `${path}.seconds`);
+      if (seconds === undefined) r.add(`${path}.seconds`, "Required value");
+      else if (seconds < 0) r.add(`${path}.seconds`, `Invalid value: ${seconds}: must be non-negative`);
+      return { tag: "sleep", val: BigInt(seconds ?? 0) };
+    }
   }
+  return undefined;
+}
+
+/** `lifecycle`: the postStart and preStop hooks. */
+export function lifecycleOf(r: FieldReader, value: unknown, field: string, portNames: ReadonlySet<string>): { postStart?: ProbeHandler; preStop?: ProbeHandler } {
+  if (value === undefined || value === null) return {};
+  const lifecycle = r.object(value, field, true);
+  if (!lifecycle) return {};
+  r.onlyFields(lifecycle, field, new Set(["postStart", "preStop"]), new Set(["stopSignal"]));
+  const hook = (key: "postStart" | "preStop") => {
+    const body = lifecycle[key];
+    if (body === undefined || body === null) return undefined;
+    const handler = r.object(body, `${field}.${key}`, true);
+    if (!handler) return undefined;
+    r.onlyFields(handler, `${field}.${key}`, new Set(HOOK_HANDLERS));
+    return handlerOf(r, handler, `${field}.${key}`, portNames, HOOK_HANDLERS);
+  };
+  return { postStart: hook("postStart"), preStop: hook("preStop") };
 }
 
 /** One probe of a container, defaulted and checked; undefined when absent or invalid. */

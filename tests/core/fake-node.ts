@@ -66,6 +66,9 @@ export class FakeNode {
   pressure: NodePressure | null = null;
   /** What each container's probes answer, by "<container>/<probe type>" (default: success). */
   probeOutcomes: Map<string, i32> = new Map();
+  /** Hooks that fail, as "<container>/<hook type>"; hooks run, as "<container>/<hook type>@<ms>". */
+  hookFailures: Set<string> = new Set();
+  hooksRun: string[] = [];
   /** Probes run, as "<container>/<probe type>@<ms>". */
   probesRun: string[] = [];
 
@@ -202,6 +205,12 @@ export class FakeNode {
           const c = this.containers[i];
           if (c.sandboxId == k.text && c.state == ContainerState.Running) this.exitContainer(c, 137, "Error");
         }
+        break;
+      }
+      case ActionTag.RunHook: {
+        const key = k.hook!.containerName + "/" + k.hook!.hookType.toString();
+        this.hooksRun.push(key + "@" + this.nowMs.toString());
+        if (this.hookFailures.has(key)) r.error = new ActionError(3, 0, "hook failed: exit 1");
         break;
       }
       case ActionTag.UpdateContainerResources:

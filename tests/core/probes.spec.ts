@@ -195,3 +195,71 @@ describe("readiness gates", () => {
     expect(condition(node.statuses.get("u1"), PodConditionType.Ready)).toBe(true);
   });
 });
+
+function execHandler(): ProbeHandler {
+  const h = new ProbeHandler();
+  h.tag = HandlerTag.Exec;
+  h.command = ["true"];
+  return h;
+}
+
+function withHooks(postStart: bool, preStop: bool, grace: i64 = 30): FakeNode {
+  const node = new FakeNode(new Agent(config()));
+  const p = spec("u1", "Always", ["app"]);
+  p.hasGracePeriod = true;
+  p.terminationGracePeriodSeconds = grace;
+  if (postStart) p.containers[0].postStart = execHandler();
+  if (preStop) p.containers[0].preStop = execHandler();
+  node.agent.handlePods(node.nowMs, [p]);
+  return node;
+}
+
+describe("lifecycle hooks", () => {
+  it("runs postStart after the start; the container counts as running after it", () => {
+    const node = withHooks(true, false);
+    node.runUntil(node.nowMs + 2_000);
+    expect(node.hooksRun.length).toBe(1);
+    expect(node.hooksRun[0].startsWith("app/0@")).toBe(true);
+    expect(appStatus(node).state).toBe(1); // running
+  });
+
+  it("a failed postStart kills the container with FailedPostStartHook", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.hookFailures.add("app/0");
+    const p = spec("u1", "Always", ["app"]);
+    p.containers[0].postStart = execHandler();
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 2_000);
+    expect(eventsWith(node, "FailedPostStartHook", "PostStartHook failed")).toBeGreaterThanOrEqual(1);
+    expect(eventsWith(node, "Killing", "FailedPostStartHook")).toBeGreaterThanOrEqual(1);
+    expect(node.newest("app")!.attempt).toBeGreaterThanOrEqual(1); // restarted by the policy
+  });
+
+  it("runs preStop before the stop, and stops with the grace that is left", () => {
+    const node = withHooks(false, true, 20);
+    node.runUntil(node.nowMs + 2_000);
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 5_000);
+    expect(node.hooksRun.length).toBe(1);
+    expect(node.hooksRun[0].startsWith("app/1@")).toBe(true);
+    let stops = 0;
+    for (let i = 0; i < node.log.length; i++) {
+      const a = node.log[i];
+      if (a.kind.tag == ActionTag.StopContainer) {
+        stops++;
+        expect(a.kind.stop!.timeoutSeconds).toBe(20);
+      }
+    }
+    expect(stops).toBe(1);
+  });
+
+  it("a failed preStop is an event, and the container is stopped anyway", () => {
+    const node = withHooks(false, true);
+    node.hookFailures.add("app/1");
+    node.runUntil(node.nowMs + 2_000);
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 5_000);
+    expect(eventsWith(node, "FailedPreStopHook", "hook failed: exit 1")).toBe(1);
+    expect(node.runningCount("app")).toBe(0);
+  });
+});

@@ -30,7 +30,12 @@ const containerSpec = (i) => ({
   image: "busybox:1.36 ☃",
   command: ["/bin/sh", "-c"],
   args: ["echo héllo; exit 3", ""],
-  env: [{ name: "A", value: "1" }, { name: "EMPTY", value: "" }],
+  env: [
+    { name: "A", value: "1", valueFrom: undefined },
+    { name: "EMPTY", value: "", valueFrom: undefined },
+    { name: "IP", value: "", valueFrom: { tag: "field-ref", val: "metadata.labels['ü']" } },
+    { name: "MEM", value: "x", valueFrom: { tag: "resource-field-ref", val: { containerName: `c-${i}`, resource: "limits.memory", divisor: "1Mi" } } },
+  ],
   workingDir: i % 2 ? "/work/dir" : undefined,
   requests: [{ name: "cpu", quantity: "250m" }],
   limits: i % 2 ? [] : [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "1" }],
@@ -40,6 +45,8 @@ const containerSpec = (i) => ({
   livenessProbe: probe(i + 1),
   readinessProbe: i % 2 ? probe(i + 2) : undefined,
   restartPolicy: "",
+  postStart: i % 2 ? handlers[(i + 1) % handlers.length] : undefined,
+  preStop: handlers[i % handlers.length],
 });
 
 const resources = (i) => ({
@@ -133,6 +140,10 @@ test("planned-action round-trips every action-kind case", () => {
     ...handlers.map((handler, i) => ({
       tag: "run-probe",
       val: { containerId: `c${i}`, containerName: "n ☃", probeType: ["startup", "liveness", "readiness"][i % 3], handler, timeoutSeconds: i - 1 },
+    })),
+    ...handlers.map((handler, i) => ({
+      tag: "run-hook",
+      val: { containerId: `h${i}`, containerName: "", hookType: i % 2 ? "pre-stop" : "post-start", handler, timeoutSeconds: BigInt(i) - 2n },
     })),
   ];
   const actions = kinds.map((kind, i) => ({ id: BigInt(i + 1), podUid: `u${i}`, podNamespace: "ns", podName: "p", kind }));
