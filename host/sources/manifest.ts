@@ -112,7 +112,8 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
       r.onlyFields(e, `${field}.env[${i}]`, new Set(["name", "value", "valueFrom"]));
       const raw = e.value;
       const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : r.string(raw, `${field}.env[${i}].value`) ?? "";
-      return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value, valueFrom: envSourceOf(r, e.valueFrom, `${field}.env[${i}].valueFrom`) };
+      const valueFrom = envSourceOf(r, e.valueFrom, `${field}.env[${i}].valueFrom`);
+      return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value, ...(valueFrom ? { valueFrom } : {}) };
     }),
     workingDir: r.string(c.workingDir, `${field}.workingDir`) || undefined,
     requests: quantityMap(r, resources.requests, `${field}.resources.requests`),
