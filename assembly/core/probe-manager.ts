@@ -91,7 +91,8 @@ export class ProbeManager {
     const finished = status !== null && (status.phase == PodPhase.Succeeded || status.phase == PodPhase.Failed);
     const stopping = rec.state != WorkerState.SyncPod || rec.spec === null || spec.beingDeleted;
     const neverRestart = restartPolicyOf(spec) == RestartPolicy.Never;
-    const containerStatus = status !== null ? statusOf(status.containerStatuses, worker.containerName) : null;
+    let containerStatus = status !== null ? statusOf(status.containerStatuses, worker.containerName) : null;
+    if (containerStatus === null && status !== null) containerStatus = statusOf(status.initContainerStatuses, worker.containerName);
     const changed = this.changed;
     const decision = worker.tick(containerStatus, finished, stopping, neverRestart, nowMs, changed);
     if (changed[0]) rec.dirty = true;
@@ -129,8 +130,10 @@ export class ProbeManager {
   /// stay keeps its state (a spec update that leaves the probe alone restarts nothing).
   private syncWorkers(rec: PodRecord, spec: PodSpec, nowMs: u64): void {
     const kept: ProbeWorker[] = [];
-    for (let i = 0; i < spec.containers.length; i++) {
-      const container = spec.containers[i];
+    const count = spec.containers.length + spec.initContainers.length;
+    for (let i = 0; i < count; i++) {
+      // Regular containers, then sidecars (only sidecars among init containers have probes).
+      const container = i < spec.containers.length ? spec.containers[i] : spec.initContainers[i - spec.containers.length];
       for (let type = 0; type < 3; type++) {
         const probe = container.probe(type);
         if (probe === null) continue;
@@ -182,6 +185,7 @@ function statusOf(statuses: ContainerStatus[], name: string): ContainerStatus | 
 
 function containerOf(spec: PodSpec, name: string): ContainerSpec | null {
   for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return spec.containers[i];
+  for (let i = 0; i < spec.initContainers.length; i++) if (spec.initContainers[i].name == name) return spec.initContainers[i];
   return null;
 }
 

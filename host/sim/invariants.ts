@@ -39,7 +39,8 @@ export class Invariants {
 
   constructor(private config: InvariantConfig) {}
 
-  private violate(atMs: number, invariant: string, message: string): void {
+  /** Records a broken rule (also for the checks kept in other files). */
+  violate(atMs: number, invariant: string, message: string): void {
     this.violations.push({ atMs, invariant, message });
   }
 
@@ -69,11 +70,16 @@ export class Invariants {
     // policy's sense: upstream does it whatever the policy, and without a back-off (even when
     // the container happened to exit on its own while it was being stopped).
     if (previous.stopRequested && previous.specHash !== c.specHash) return;
+    // A container the core killed while it ran (a failed liveness or startup probe) is started
+    // again in the same sync upstream; its back-off is judged against an older exit, which this
+    // model does not follow: the policy still holds, the back-off is not checked.
+    const killedRunning = previous.stopRequested && previous.exitCode !== 0 && previous.killedWhileRunning === true;
     const policy = restartPolicy || "Always";
     if (policy === "Never" || (policy === "OnFailure" && previous.exitCode === 0)) {
       this.violate(nowMs, "restart-policy", `container "${c.name}" of pod ${c.podUid} restarted under restartPolicy ${policy} after exit code ${previous.exitCode}`);
     }
     const key = `${c.podUid}/${c.name}/${c.specHash}`;
+    if (killedRunning) return;
     const entry = this.backoff.get(key);
     const { backoffInitialMs, backoffMaxMs, latencySlackMs } = this.config;
     // An entry idle for 2 x max is gone: client-go judges that from the exit time, and the

@@ -200,7 +200,7 @@ export class SimPodSource {
       this.removedUids.delete(uid);
       this.deletions.delete(uid);
     }
-    this.info.set(uid, { key: d.key, restartPolicy: d.spec.restartPolicy, behaviour: d.source.behaviour });
+    this.info.set(uid, { key: d.key, restartPolicy: d.spec.restartPolicy, behaviour: d.source.behaviour, spec: d.spec });
   }
 
   /** The pod leaves the desired set (deleted, or replaced by an edit): its deadline starts. */

@@ -40,6 +40,12 @@ export interface ContainerBehaviour {
   ignoreSigterm: boolean;
   /** Memory working set while it runs, bytes (a `memory` timeline entry changes it). */
   memoryBytes: number;
+  /** Liveness and readiness probes fail once it has run this long (until it restarts). */
+  healthyFor?: DurationRange;
+  /** Its startup probe fails until it has run this long. */
+  startupAfter?: DurationRange;
+  /** The share of its probes that time out (a failure), 0 to 1. */
+  probeTimeouts: number;
 }
 
 /** The node's memory and the kubelet's eviction flags; without it, no stats pass is made. */
@@ -162,7 +168,9 @@ const DEFAULT_LATENCY: Record<string, string> = {
 
 function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehaviour {
   const b = r.object(value, field);
-  r.only(b, field, ["exitAfter", "exitCode", "stopAfter", "ignoreSigterm", "memory"]);
+  r.only(b, field, ["exitAfter", "exitCode", "stopAfter", "ignoreSigterm", "memory", "healthyFor", "startupAfter", "probeTimeouts"]);
+  const probeTimeouts = b.probeTimeouts ?? 0;
+  if (typeof probeTimeouts !== "number" || !(probeTimeouts >= 0 && probeTimeouts <= 1)) r.fail(`${field}.probeTimeouts`, `expected a number from 0 to 1, got ${describe(probeTimeouts)}`);
   const ignoreSigterm = b.ignoreSigterm ?? false;
   if (typeof ignoreSigterm !== "boolean") r.fail(`${field}.ignoreSigterm`, `expected true or false, got ${describe(ignoreSigterm)}`);
   return {
@@ -171,6 +179,9 @@ function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehav
     stopAfter: r.range(b.stopAfter ?? "10ms", `${field}.stopAfter`),
     ignoreSigterm,
     memoryBytes: b.memory === undefined ? 1024 * 1024 : r.bytes(b.memory, `${field}.memory`),
+    healthyFor: b.healthyFor === undefined ? undefined : r.range(b.healthyFor, `${field}.healthyFor`),
+    startupAfter: b.startupAfter === undefined ? undefined : r.range(b.startupAfter, `${field}.startupAfter`),
+    probeTimeouts,
   };
 }
 

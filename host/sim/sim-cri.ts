@@ -3,7 +3,8 @@
 // gRPC client's retries while the runtime restarts, and the relister (list, then ContainerStatus
 // for containers seen in a new state). Each call takes a drawn latency and then takes effect on
 // the simulated runtime, unless a fault says otherwise.
-import type { ActionResult, PlannedAction } from "../core-types.js";
+import type { ActionResult, PlannedAction, PodSpec } from "../core-types.js";
+import type { ProbeInvariants } from "./probe-invariants.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
 import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../executor.js";
 import { packSnapshot } from "../relist-packing.js";
@@ -23,6 +24,8 @@ export interface PodInfo {
   key: string;
   restartPolicy: string;
   behaviour: Record<string, ContainerBehaviour>;
+  /** The pod-spec the core was given (probes, init containers). */
+  spec?: PodSpec;
 }
 
 /** What the simulation around the executor provides. */
@@ -56,6 +59,8 @@ export class SimCri {
   /** The runtime's change count when every container had been read; -1 if not. */
   private inspectedAt = -1;
   readonly stats: CriStats = { runtimeCalls: 0, relists: 0, containerStarts: 0 };
+  /** Checks of init-container order and sidecar stops (set by the simulator). */
+  probeInvariants?: ProbeInvariants;
   /**
    * StopContainer calls in progress per container: containerd's StopContainer returns once the
    * process is gone, so a stop with a long timeout returns early when another (shorter) stop,
@@ -153,6 +158,7 @@ export class SimCri {
               // A create that lands after its agent died: that agent's back-off memory died too.
               if (generation === this.host.generation()) {
                 this.invariants.onCreate(rt, rt.containers.get(id)!, this.host.podInfo(create.sandbox.podUid)?.restartPolicy ?? "Always", decidedAtMs);
+                this.probeInvariants?.onCreate(rt, rt.containers.get(id)!, this.host.podInfo(create.sandbox.podUid)?.spec, decidedAtMs);
               }
               return id;
             },
@@ -259,6 +265,10 @@ export class SimCri {
     // The core's intent counts, whatever the outcome: a stop that fails, or finds the container
     // already gone (its view was behind), still means the core replaces it.
     if (c) c.stopRequested = true;
+    if (c && c.state === "running") {
+      c.killedWhileRunning = true;
+      this.probeInvariants?.onStop(this.runtime, c, this.host.podInfo(c.podUid)?.spec, this.host.now());
+    }
     let stopMs = 0;
     let code = 143; // 128 + SIGTERM
     if (c && c.state === "running") {

@@ -38,6 +38,8 @@ export interface SimContainer {
   runNumber: number;
   /** The core asked to stop it (it may have exited on its own before or meanwhile). */
   stopRequested?: boolean;
+  /** The core stopped it while it ran (not after it exited). */
+  killedWhileRunning?: boolean;
   /** Cgroup values from the create, or the last in-place resize. */
   resources?: LinuxResources;
   /** What a relist shows of it, packed; dropped whenever it changes. */

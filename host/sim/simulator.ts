@@ -17,7 +17,9 @@ import { Invariants, Violation } from "./invariants.js";
 import { SimPodSource } from "./pod-source.js";
 import { Prng } from "./prng.js";
 import { Expectation, Scenario } from "./scenario.js";
-import { SimCri, Snapshot } from "./sim-cri.js";
+import { SimCri, Snapshot, drawDuration } from "./sim-cri.js";
+import { ProbeInvariants } from "./probe-invariants.js";
+import type { ContainerBehaviour } from "./scenario.js";
 import { SimRuntime } from "./sim-runtime.js";
 
 /** How long a simulated probe takes to answer. */
@@ -90,6 +92,10 @@ export class Simulator {
   private generation = 0;
   private pendingResults: ActionResult[] = [];
   private pendingProbeResults: ProbeResult[] = [];
+  private probeInvariants: ProbeInvariants;
+  private probeRng: Prng;
+  /** When each container run's probes turn, drawn at its first probe. */
+  private probeTurns = new Map<string, { startupAfterMs: number; healthyForMs: number }>();
   private needPump = false;
   /** The pending wake-up at the core's deadline (a suspend moves it with every other event). */
   private wakeEvent: SimEvent | undefined;
@@ -166,6 +172,9 @@ export class Simulator {
       rng.fork("behaviour"),
       this.trace,
     );
+    this.probeRng = rng.fork("probes");
+    this.probeInvariants = new ProbeInvariants(this.invariants, (uid) => this.pods.isMarked(uid) || this.pods.keyOf(uid) === undefined);
+    this.cri.probeInvariants = this.probeInvariants;
     this.endMs = SIM_EPOCH_MS + s.durationMs;
   }
 
@@ -324,6 +333,7 @@ export class Simulator {
         this.statusUpdates++;
         const wasEvicted = isEviction(this.statuses.get(action.podUid));
         this.statuses.set(action.podUid, kind.val);
+        this.probeInvariants.onStatus(kind.val, this.pods.podInfo(action.podUid)?.spec, this.nowMs);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
         if (isEviction(kind.val) && !wasEvicted) this.onEviction(action.podUid);
         if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
@@ -359,13 +369,41 @@ export class Simulator {
    */
   private simulateProbe(action: PlannedAction, request: ProbeRequest): void {
     const generation = this.generation;
+    const info = this.pods.podInfo(action.podUid);
+    this.probeInvariants.onProbeRequest(request, info?.spec, this.nowMs);
     this.queue.push(this.nowMs + PROBE_LATENCY_MS, "probe answers", () => {
       if (generation !== this.generation) return; // the agent that asked is gone
       const container = this.runtime.containers.get(request.containerId);
-      const running = container?.state === "running";
-      this.pendingProbeResults.push({ actionId: action.id, outcome: running ? "success" : "error", output: running ? "" : "container is not running" });
+      let outcome: ProbeResult["outcome"] = "error";
+      let output = "container is not running";
+      if (container?.state === "running") {
+        const behaviour = info?.behaviour[container.name];
+        const ranMs = this.nowMs - container.startedAtMs;
+        const limits = this.probeLimits(container.id, container.runNumber, behaviour);
+        const timedOut = behaviour !== undefined && behaviour.probeTimeouts > 0 && this.probeRng.chance(behaviour.probeTimeouts);
+        const healthy = request.probeType === "startup" ? ranMs >= limits.startupAfterMs : ranMs < limits.healthyForMs;
+        outcome = timedOut ? "failure" : healthy ? "success" : "failure";
+        output = timedOut ? "command timed out" : healthy ? "" : "HTTP probe failed with statuscode: 500";
+      }
+      this.probeInvariants.onProbeResult(request, outcome);
+      this.trace?.sim(this.nowMs, "probe", { container: request.containerId.slice(0, 12), type: request.probeType, outcome });
+      this.pendingProbeResults.push({ actionId: action.id, outcome, output });
       this.needPump = true;
     });
+  }
+
+  /** When a container's probes turn (drawn once per run of the container). */
+  private probeLimits(containerId: string, runNumber: number, behaviour: ContainerBehaviour | undefined): { startupAfterMs: number; healthyForMs: number } {
+    const key = `${containerId}#${runNumber}`;
+    let limits = this.probeTurns.get(key);
+    if (!limits) {
+      limits = {
+        startupAfterMs: behaviour?.startupAfter ? drawDuration(this.probeRng, behaviour.startupAfter) : 0,
+        healthyForMs: behaviour?.healthyFor ? drawDuration(this.probeRng, behaviour.healthyFor) : Infinity,
+      };
+      this.probeTurns.set(key, limits);
+    }
+    return limits;
   }
 
   /**

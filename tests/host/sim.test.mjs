@@ -118,6 +118,30 @@ test("the invariants catch a core deaf to the apiserver's deletion marks and fin
   assert.ok(broken.has("deleted-pod-not-started"), JSON.stringify(report.violations));
 });
 
+test("probes and init containers: the invariants hold on every seed tried, and catch a core that lies", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "probes-and-init.yaml"));
+  for (const seed of [1, 2, 3]) {
+    const report = await Simulator.run({ scenario, seed });
+    assert.ok(report.ok, JSON.stringify([seed, report.violations, report.failedExpectations]));
+  }
+  // A core whose statuses call every running container ready, whatever its readiness probe says,
+  // and that never waits for init containers (told their names away).
+  const liar = async (config) => {
+    const core = await CoreAgent.create(config);
+    const pollActions = core.pollActions.bind(core);
+    core.pollActions = (now) => pollActions(now).map((a) => a.kind.tag !== "pod-status-changed" ? a : {
+      ...a, kind: { ...a.kind, val: { ...a.kind.val, containerStatuses: a.kind.val.containerStatuses.map((c) => ({ ...c, ready: c.state === "running" })) } },
+    });
+    const handlePods = core.handlePods.bind(core);
+    core.handlePods = (now, pods) => handlePods(now, pods.map((p) => ({ ...p, initContainers: [] })));
+    return core;
+  };
+  const report = await Simulator.run({ scenario, seed: 1, createCore: liar, stopOnViolation: false });
+  const broken = new Set(report.violations.map((v) => v.invariant));
+  assert.ok(broken.has("ready-while-failing"), JSON.stringify(report.violations));
+  assert.ok(broken.has("init-order"), JSON.stringify(report.violations));
+});
+
 test("memory pressure across 110 pods: evictions in upstream's order, critical pods spared", async () => {
   const scenario = loadScenarioFile(path.join(corpus, "memory-pressure.yaml"));
   const report = await Simulator.run({ scenario, seed: 11 });
