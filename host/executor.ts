@@ -2,7 +2,7 @@
 // each outcome into an action-result. Image presence is checked before a create (ImageStatus),
 // and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
 import path from "node:path";
-import type { ActionResult, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
+import type { ActionResult, ContainerSpec, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
 import {
   ANNOTATION_GRACE_PERIOD,
   ANNOTATION_SPEC_HASH,
@@ -121,6 +121,16 @@ export function containerLogName(containerName: string, attempt: number): string
 }
 
 class ImagePullError extends Error {}
+class ImageNeverPullError extends Error {}
+
+/** The Pod API's default pull policy: Always for `:latest` or no tag (and no digest), else IfNotPresent. */
+export function defaultPullPolicy(image: string): string {
+  if (image.includes("@")) return "IfNotPresent";
+  const lastPart = image.slice(image.lastIndexOf("/") + 1);
+  const colon = lastPart.lastIndexOf(":");
+  const tag = colon >= 0 ? lastPart.slice(colon + 1) : "";
+  return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
+}
 
 export class Executor {
   private running = 0;
@@ -139,6 +149,9 @@ export class Executor {
       const createdId = await this.perform(action);
       return { actionId: action.id, outcome: { tag: "ok", val: createdId } };
     } catch (error) {
+      if (error instanceof ImageNeverPullError) {
+        return { actionId: action.id, outcome: { tag: "err", val: { kind: "image-never-pull", grpcCode: 0, message: error.message } } };
+      }
       if (error instanceof EnvError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "config", grpcCode: 0, message: error.message } } };
       }
@@ -185,7 +198,7 @@ export class Executor {
         // The environment first: a variable that cannot be made fails the create before a pull.
         const facts = await this.podFacts(kind.val);
         const environment = containerEnvironment(kind.val.container, facts);
-        await this.ensureImage(action, kind.val.container.name, kind.val.container.image);
+        await this.ensureImage(action, kind.val.container);
         return runtime.createContainer(kind.val.sandboxId, { ...containerConfig(kind.val), ...environment }, sandboxConfig(kind.val.sandbox, podLogsDir));
       }
       case "start-container":
@@ -223,12 +236,18 @@ export class Executor {
     return facts;
   }
 
-  private async ensureImage(action: PlannedAction, containerName: string, image: string): Promise<void> {
+  /** The image as its pull policy wants it (upstream EnsureImageExists). */
+  private async ensureImage(action: PlannedAction, container: ContainerSpec): Promise<void> {
     const { runtime, log, onEvent } = this.options;
+    const { name: containerName, image } = container;
     const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
-    if (await runtime.imagePresent(image)) {
-      event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
-      return;
+    const policy = container.imagePullPolicy || defaultPullPolicy(image);
+    if (policy !== "Always") {
+      if (await runtime.imagePresent(image)) {
+        event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
+        return;
+      }
+      if (policy === "Never") throw new ImageNeverPullError(`Container image "${image}" is not present with pull policy of Never`);
     }
     const pod = `${action.podNamespace}/${action.podName}`;
     log.log("info", "Pulling image", { pod, image });
@@ -243,4 +262,5 @@ export class Executor {
     log.log("info", "Pulled image", { pod, image });
     event("Pulled", `Successfully pulled image "${image}" in ${seconds}s`);
   }
+
 }

@@ -31,7 +31,7 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @120 (496, align 8), resources @616 (48) }: 664, align 8.
+//   container @120 (504, align 8), resources @624 (48) }: 672, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -51,10 +51,10 @@ const POD_CONDITION_SIZE: usize = 32;
 //   version u64 @40, conditions @48, start-time-ms u64 @56, init-container-statuses @64,
 //   finished u8 @72 }: 80, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 664): 672, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 672): 680, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 704, align 8.
-export const PLANNED_ACTION_SIZE: usize = 704;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 712, align 8.
+export const PLANNED_ACTION_SIZE: usize = 712;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -107,7 +107,7 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.attempt = load<u32>(ptr + 8 + SANDBOX_SPEC_SIZE);
   create.specHash = liftString(ptr + 108);
   create.container = liftContainerSpec(ptr + 120);
-  create.resources = liftLinuxResources(ptr + 616);
+  create.resources = liftLinuxResources(ptr + 624);
   return create;
 }
 
@@ -117,7 +117,7 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   store<u32>(ptr + 8 + SANDBOX_SPEC_SIZE, create.attempt);
   lowerString(ptr + 108, create.specHash);
   lowerContainerSpec(ptr + 120, create.container);
-  lowerLinuxResources(ptr + 616, create.resources);
+  lowerLinuxResources(ptr + 624, create.resources);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {

@@ -27,8 +27,9 @@ export const RESOURCE_QUANTITY_SIZE: usize = 16;
 //   working-dir: option<string> @40 (tag u8, string @+4; 12 bytes), requests @52, limits @60,
 //   restart-on-resize @68, ports @76, startup-probe: option<probe> @88 (96 bytes, align 8),
 //   liveness-probe @184, readiness-probe @280, restart-policy @376,
-//   post-start: option<probe-handler> @384 (56 bytes), pre-stop @440 }: size 496, align 8.
-export const CONTAINER_SPEC_SIZE: usize = 496;
+//   post-start: option<probe-handler> @384 (56 bytes), pre-stop @440, image-pull-policy @496 }:
+//   size 504, align 8.
+export const CONTAINER_SPEC_SIZE: usize = 504;
 const STARTUP_PROBE_AT: usize = 88;
 // pod-spec { uid @0, namespace @8, name @16, restart-policy @24,
 //   termination-grace-period-seconds: option<s64> @32 (tag u8, s64 @+8; 16 bytes),
@@ -104,6 +105,7 @@ export function liftContainerSpec(ptr: usize): ContainerSpec {
   spec.restartPolicy = liftString(ptr + 376);
   spec.postStart = liftOptionHandler(ptr + 384);
   spec.preStop = liftOptionHandler(ptr + 440);
+  spec.imagePullPolicy = liftString(ptr + 496);
   return spec;
 }
 
@@ -130,6 +132,7 @@ export function lowerContainerSpec(ptr: usize, spec: ContainerSpec): void {
   lowerString(ptr + 376, spec.restartPolicy);
   lowerOptionHandler(ptr + 384, spec.postStart);
   lowerOptionHandler(ptr + 440, spec.preStop);
+  lowerString(ptr + 496, spec.imagePullPolicy);
 }
 
 export function liftPodSpec(ptr: usize): PodSpec {

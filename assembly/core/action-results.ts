@@ -176,6 +176,12 @@ export class ActionResults {
       wakePod(rec, nowMs + this.ctx.config.relistPeriodMs, nowMs);
       return;
     }
+    if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImageNeverPull) {
+      rec.waiting.set(flight.containerName, new WaitingReason("ErrImageNeverPull", message));
+      this.ctx.event(rec, flight.containerName, EventType.Warning, "ErrImageNeverPull", message);
+      wakePod(rec, nowMs + this.ctx.config.workerErrorBackoffMs, nowMs);
+      return;
+    }
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.Config) {
       rec.waiting.set(flight.containerName, new WaitingReason("CreateContainerConfigError", message));
     } else if (tag == ActionTag.CreateContainer) {

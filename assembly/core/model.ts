@@ -50,6 +50,7 @@ export class ContainerSpec {
   restartPolicy: string = "";
   postStart: ProbeHandler | null = null;
   preStop: ProbeHandler | null = null;
+  imagePullPolicy: string = "";
 
   get isSidecar(): bool {
     return this.restartPolicy == "Always";
@@ -146,6 +147,7 @@ export const enum ErrorKind {
   Timeout = 2,
   Other = 3,
   Config = 4,
+  ImageNeverPull = 5,
 }
 
 export class ActionError {

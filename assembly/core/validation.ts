@@ -173,6 +173,10 @@ function containerProblems(out: PodRejection[], index: u32, uid: string, list: C
     }
     const resources = resourcesProblems(c, path + ".");
     for (let r = 0; r < resources.length; r++) out.push(new PodRejection(index, uid, resources[r].field, resources[r].message));
+    const pull = c.imagePullPolicy;
+    if (pull.length > 0 && pull != "Always" && pull != "IfNotPresent" && pull != "Never") {
+      out.push(new PodRejection(index, uid, path + ".imagePullPolicy", 'Unsupported value: "' + pull + '": supported values: "Always", "IfNotPresent", "Never"'));
+    }
     if (c.restartPolicy.length > 0) {
       if (!init) out.push(new PodRejection(index, uid, path + ".restartPolicy", "Forbidden: may not be set for non-init containers"));
       else if (c.restartPolicy != "Always") out.push(new PodRejection(index, uid, path + ".restartPolicy", 'Unsupported value: "' + c.restartPolicy + '": supported values: "Always"'));

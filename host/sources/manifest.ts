@@ -124,6 +124,7 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
     livenessProbe: probeOf(r, c.livenessProbe, `${field}.livenessProbe`, "livenessProbe", portNames),
     readinessProbe: probeOf(r, c.readinessProbe, `${field}.readinessProbe`, "readinessProbe", portNames),
     restartPolicy: r.string(c.restartPolicy, `${field}.restartPolicy`) ?? "",
+    imagePullPolicy: r.string(c.imagePullPolicy, `${field}.imagePullPolicy`) ?? "",
     ...lifecycleOf(r, c.lifecycle, `${field}.lifecycle`, portNames),
   };
 }

@@ -34,7 +34,7 @@ function pods(n) {
       hostNetwork: true,
       containers: [{
         name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined,
-        requests: requestMi ? [{ name: "memory", quantity: `${requestMi}Mi` }] : [], limits: [], restartOnResize: [], ports: [], restartPolicy: "",
+        requests: requestMi ? [{ name: "memory", quantity: `${requestMi}Mi` }] : [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "",
       }],
       deletionGracePeriodSeconds: undefined,
       reportedTerminalPhase: undefined,

@@ -20,7 +20,7 @@ function podObject(name, { script = "sleep 3600", policy = "Always", grace = 2, 
       hostNetwork,
       restartPolicy: policy,
       terminationGracePeriodSeconds: grace,
-      containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script] }],
+      containers: [{ name: "main", image: "busybox", imagePullPolicy: "IfNotPresent", command: ["/bin/sh", "-c", script] }],
     },
   };
 }

@@ -22,6 +22,7 @@ spec:
   containers:
     - name: main
       image: busybox
+      imagePullPolicy: IfNotPresent
       command: ["/bin/sh", "-c", "echo \\"name=$MY_NAME app=$APP ip=$MY_IP mem=$MEM_MI greeting=$GREETING arg=$1\\"; sleep 3600", "--"]
       args: ["$(MY_NAME)-$$(MY_NAME)"]
       resources: {limits: {memory: 64Mi}}

@@ -62,6 +62,8 @@ export function podManifest(name, { policy = "Always", script = "sleep 3600", gr
     ...list.flatMap((c) => [
       `    - name: ${c.name}`,
       `      image: ${c.image ?? "busybox"}`,
+      // Local images on a node without a registry: pulled never, used as present.
+      "      imagePullPolicy: IfNotPresent",
       `      command: ["/bin/sh", "-c", ${JSON.stringify(c.script ?? "sleep 3600")}]`,
     ]),
     "",

@@ -33,6 +33,7 @@ spec:
   containers:
     - name: main
       image: busybox
+      imagePullPolicy: IfNotPresent
       command: ["/bin/sh", "-c", "echo main started; trap 'echo got TERM; exit 0' TERM; while :; do sleep 1; done"]
       lifecycle:
         postStart: {exec: {command: ["/bin/sh", "-c", "echo hello from postStart > /proc/1/fd/1"]}}
@@ -47,6 +48,7 @@ spec:
   containers:
     - name: main
       image: busybox
+      imagePullPolicy: IfNotPresent
       command: ["sleep", "3600"]
       lifecycle:
         postStart: {exec: {command: ["/bin/sh", "-c", "exit 7"]}}

@@ -14,6 +14,7 @@ function manifest(name, policy, { init = [], main }) {
   const container = (c) => [
     `    - name: ${c.name}`,
     "      image: busybox",
+    "      imagePullPolicy: IfNotPresent",
     `      command: ["/bin/sh", "-c", ${JSON.stringify(c.script)}]`,
     ...(c.sidecar ? ["      restartPolicy: Always"] : []),
   ];

@@ -27,7 +27,7 @@ function podObject(name, script, { policy = "Always" } = {}) {
       hostNetwork: true,
       restartPolicy: policy,
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script] }],
+      containers: [{ name: "main", image: "busybox", imagePullPolicy: "IfNotPresent", command: ["/bin/sh", "-c", script] }],
     },
   };
 }

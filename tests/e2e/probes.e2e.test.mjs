@@ -30,6 +30,7 @@ function manifest(name, container) {
     "  containers:",
     "    - name: main",
     "      image: busybox",
+    "      imagePullPolicy: IfNotPresent",
     ...container.map((line) => `      ${line}`),
     "",
   ].join("\n");

@@ -33,7 +33,7 @@ function podObject(name, { requests, limits, script = "sleep 3600", resizePolicy
     metadata: { name, namespace: "default" },
     spec: {
       nodeName: NODE, hostNetwork: true, restartPolicy: "Always", terminationGracePeriodSeconds: 2,
-      containers: [{ name: "main", image: "busybox", command: ["/bin/sh", "-c", script], resources, ...(resizePolicy ? { resizePolicy } : {}) }],
+      containers: [{ name: "main", image: "busybox", imagePullPolicy: "IfNotPresent", command: ["/bin/sh", "-c", script], resources, ...(resizePolicy ? { resizePolicy } : {}) }],
     },
   };
 }

@@ -44,7 +44,7 @@ const containerSpec = (i) => ({
   startupProbe: i % 3 === 0 ? probe(i) : undefined,
   livenessProbe: probe(i + 1),
   readinessProbe: i % 2 ? probe(i + 2) : undefined,
-  restartPolicy: "",
+  restartPolicy: "", imagePullPolicy: ["", "Always", "IfNotPresent", "Never"][i % 4],
   postStart: i % 2 ? handlers[(i + 1) % handlers.length] : undefined,
   preStop: handlers[i % handlers.length],
 });

@@ -9,11 +9,11 @@ import { MemoryLogger } from "../../dist/log.js";
 import { PodTable } from "../../dist/pod-table.js";
 import { RuntimeError } from "../../dist/cri/runtime.js";
 
-const pod = (name, { image = "busybox", containers = ["app"], policy = "Always" } = {}) => ({
+const pod = (name, { image = "busybox", containers = ["app"], policy = "Always", pull = "" } = {}) => ({
   origin: `${name}.yaml`,
   spec: {
     uid: `uid-${name}`, namespace: "default", name, restartPolicy: policy, terminationGracePeriodSeconds: 1n, hostNetwork: true,
-    containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" })),
+    containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: pull })),
     priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
   },
 });
@@ -55,14 +55,26 @@ test("pods start on the runtime and their status reaches the pod table", async (
   h.loop.stop();
 });
 
-test("an image is pulled only when ImageStatus says it is missing", async () => {
+test("IfNotPresent pulls an image only when ImageStatus says it is missing", async () => {
   const h = harness();
   h.runtime.pullable.add("other");
   await h.loop.start();
-  h.loop.setPods({ pods: [pod("a"), pod("b", { image: "other" })], problems: [] });
+  h.loop.setPods({ pods: [pod("a", { pull: "IfNotPresent" }), pod("b", { image: "other", pull: "IfNotPresent" })], problems: [] });
   await until("both running", () => h.running("app").length === 2);
   assert.deepEqual(h.runtime.calls.filter((c) => c.startsWith("PullImage")), ["PullImage other"]);
   assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 1);
+  h.loop.stop();
+});
+
+test("Always pulls a present image (the default for an untagged one); Never refuses a missing one", async () => {
+  const h = harness();
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("a"), pod("b", { image: "absent:1", pull: "Never" })], problems: [] });
+  await until("a running", () => h.running("app").length === 1);
+  assert.deepEqual(h.runtime.calls.filter((c) => c.startsWith("PullImage")), ["PullImage busybox"], "an untagged image defaults to Always");
+  await until("ErrImageNeverPull in the table", () => h.table.snapshot().pods.find((p) => p.name === "b").containers[0]?.reason === "ErrImageNeverPull");
+  assert.ok(h.log.find((l) => l.msg === 'Container image "absent:1" is not present with pull policy of Never').length >= 1);
+  assert.ok(!h.runtime.calls.includes("PullImage absent:1"), "Never never pulls");
   h.loop.stop();
 });
 

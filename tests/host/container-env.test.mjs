@@ -47,7 +47,7 @@ const facts = (over = {}) => ({
 const container = (env, over = {}) => ({
   name: "app", image: "busybox", command: ["run", "--ip=$(MY_IP)"], args: ["$(GREETING) $(NAME)", "$$(NAME)"], env,
   workingDir: undefined, requests: [{ name: "cpu", quantity: "250m" }], limits: [{ name: "memory", quantity: "64Mi" }],
-  restartOnResize: [], ports: [], restartPolicy: "", ...over,
+  restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "", ...over,
 });
 
 test("fieldRef, resourceFieldRef and literal values, in order, then command and args", () => {

@@ -8,7 +8,7 @@ import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../.
 
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,
-  containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" }],
+  containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
   priority: 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
 });
 

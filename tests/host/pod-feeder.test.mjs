@@ -9,7 +9,7 @@ function pod(name, { envCount = 0, uid = name, badEnv = false } = {}) {
   if (badEnv) env.push({ name: "A=B", value: "x" });
   return {
     uid, namespace: "default", name, restartPolicy: "Always", hostNetwork: true, priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [],
-    containers: [{ name: "c", image: "busybox", command: [], args: [], env, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" }],
+    containers: [{ name: "c", image: "busybox", command: [], args: [], env, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
   };
 }
 
