@@ -6,6 +6,9 @@ import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, P
 import { runProbe } from "./probes/prober.js";
 import { runHook } from "./probes/hooks.js";
 import type { PodFacts } from "./env/container-env.js";
+import fs from "node:fs";
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./logs/termination-message.js";
+import { pathUnder, safeComponent } from "./safe-path.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { Logger } from "./log.js";
@@ -45,6 +48,18 @@ export interface AgentLoopOptions {
   onPressure?: (pressure: NodePressure) => void;
   /** The node's IP: where probes of host-network pods connect (default 127.0.0.1). */
   nodeIp?: string;
+  /** `<root-dir>/pods`: per-pod files (termination messages), removed with the pod. */
+  podsDir?: string;
+}
+
+/** Each container's termination message path and policy, with the Pod API's defaults. */
+function terminationMessagesOf(spec: Record<string, any>): Record<string, { path: string; policy: string }> {
+  const out: Record<string, { path: string; policy: string }> = {};
+  for (const c of [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])]) {
+    if (!c || typeof c.name !== "string") continue;
+    out[c.name] = { path: typeof c.terminationMessagePath === "string" && c.terminationMessagePath ? c.terminationMessagePath : DEFAULT_TERMINATION_MESSAGE_PATH, policy: c.terminationMessagePolicy === "FallbackToLogsOnError" ? "FallbackToLogsOnError" : "File" };
+  }
+  return out;
 }
 
 export class AgentLoop {
@@ -83,6 +98,7 @@ export class AgentLoop {
       // The host's own events (image checks) take the path of the core's events.
       onEvent: (action, event) => this.dispatch({ ...action, kind: { tag: "pod-event", val: event } }),
       podFacts: (uid) => this.podFacts(uid),
+      podsDir: options.podsDir,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
   }
@@ -128,6 +144,17 @@ export class AgentLoop {
     this.schedulePump();
   }
 
+  /** The pod's files under `<root-dir>/pods/<uid>`, once everything of it is gone. */
+  private removePodDirectory(uid: string, pod: string | undefined): void {
+    const podsDir = this.options.podsDir;
+    if (!podsDir || !safeComponent(uid)) return;
+    try {
+      fs.rmSync(pathUnder(podsDir, uid), { recursive: true, force: true });
+    } catch (error) {
+      this.options.log.log("warn", "Could not remove the pod directory", { pod, error: (error as Error).message });
+    }
+  }
+
   /** What a container's env may read of pod `uid`: its object's metadata, the node, the pod's containers. */
   private podFacts(uid: string): PodFacts | undefined {
     const pod = this.desired.find((p) => p.spec.uid === uid);
@@ -153,6 +180,7 @@ export class AgentLoop {
         memory: node ? String(node.allocatableMemoryBytes) : "0",
         "ephemeral-storage": "0",
       },
+      terminationMessages: terminationMessagesOf(spec),
     };
   }
 
@@ -333,6 +361,7 @@ export class AgentLoop {
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
         for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
+        this.removePodDirectory(action.podUid, pod);
         return;
       }
       default:

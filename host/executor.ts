@@ -20,6 +20,7 @@ import {
 } from "./cri/runtime.js";
 import type { Logger } from "./log.js";
 import { EnvError, containerEnvironment, type PodFacts } from "./env/container-env.js";
+import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATION_POLICY, prepareTerminationMessageFile } from "./logs/termination-message.js";
 import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
@@ -47,6 +48,8 @@ export interface ExecutorOptions {
   onEvent?: (action: PlannedAction, event: PodEvent) => void;
   /** What a container's env may read of its pod (labels, node, IPs...), by pod uid. */
   podFacts?: (podUid: string) => PodFacts | undefined;
+  /** `<root-dir>/pods`: per-pod files the kubelet keeps (termination message files). */
+  podsDir?: string;
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
@@ -199,7 +202,9 @@ export class Executor {
         const facts = await this.podFacts(kind.val);
         const environment = containerEnvironment(kind.val.container, facts);
         await this.ensureImage(action, kind.val.container);
-        return runtime.createContainer(kind.val.sandboxId, { ...containerConfig(kind.val), ...environment }, sandboxConfig(kind.val.sandbox, podLogsDir));
+        const config: ContainerConfig = { ...containerConfig(kind.val), ...environment };
+        this.addTerminationMessage(config, kind.val, facts);
+        return runtime.createContainer(kind.val.sandboxId, config, sandboxConfig(kind.val.sandbox, podLogsDir));
       }
       case "start-container":
         await runtime.startContainer(kind.val.containerId);
@@ -215,6 +220,26 @@ export class Executor {
         return "";
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);
+    }
+  }
+
+  /**
+   * The termination message file, mounted at the container's terminationMessagePath, as the
+   * kubelet makes it; the relister reads it when the container has exited.
+   */
+  private addTerminationMessage(config: ContainerConfig, create: CreateContainer, facts: PodFacts): void {
+    const { podsDir, podLogsDir, log } = this.options;
+    const wanted = facts.terminationMessages?.[create.container.name];
+    if (!podsDir || !wanted) return;
+    try {
+      const file = prepareTerminationMessageFile(podsDir, create.sandbox.podUid, create.container.name);
+      config.mounts = [...(config.mounts ?? []), { containerPath: wanted.path, hostPath: file, readonly: false }];
+      config.annotations[ANNOTATION_TERMINATION_FILE] = file;
+      config.annotations[ANNOTATION_TERMINATION_POLICY] = wanted.policy;
+      config.annotations[ANNOTATION_LOG_FILE] = path.join(podLogDirectory(podLogsDir, create.sandbox), config.logPath);
+    } catch (error) {
+      // The container runs without it, as one whose message file could not be made would.
+      log.log("warn", "Could not prepare the termination message file", { container: create.container.name, error: (error as Error).message });
     }
   }
 

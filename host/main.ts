@@ -257,6 +257,7 @@ async function run(argv: string[]): Promise<number> {
     }),
     statsIntervalMs: evictionIntervalMs,
     nodeIp: values["node-ip"] ?? primaryIpv4(),
+    podsDir: path.join(rootDir, "pods"),
   });
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);

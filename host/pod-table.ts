@@ -19,7 +19,7 @@ export interface PodRow {
   ready?: boolean;
   /** The init containers' states, in spec order (none for most pods). */
   initContainers?: PodRow["containers"];
-  containers: { name: string; state: string; reason: string; restartCount: number; containerId: string; exitCode: number; ready: boolean; started: boolean }[];
+  containers: { name: string; state: string; reason: string; message?: string; restartCount: number; containerId: string; exitCode: number; ready: boolean; started: boolean }[];
   statusVersion: number;
 }
 
@@ -82,6 +82,7 @@ export class PodTable {
       name: c.name,
       state: c.state,
       reason: c.reason,
+      ...(c.message ? { message: c.message } : {}),
       restartCount: c.restartCount,
       containerId: c.containerId,
       exitCode: c.exitCode,

@@ -11,6 +11,8 @@ import {
   Runtime,
 } from "./cri/runtime.js";
 
+import { terminationMessage } from "./logs/termination-message.js";
+
 export const MANAGED_SELECTOR = { [LABEL_MANAGED_BY]: "true" };
 /** Status calls in flight at once during one relist. */
 const INSPECT_CONCURRENCY = 8;
@@ -50,6 +52,11 @@ export class Relister {
         toInspect.slice(i, i + INSPECT_CONCURRENCY).map(async (c) => {
           try {
             const detail = await this.runtime.containerStatus(c.id);
+            if (detail.state === "exited") {
+              // What the container wrote to its termination message file enriches the runtime's message.
+              const written = terminationMessage(c.annotations, detail.exitCode, detail.reason);
+              if (written) detail.message = detail.message ? `${detail.message}: ${written}` : written;
+            }
             this.known.set(c.id, { state: detail.state, detail });
           } catch {
             // Removed between the list and the status call, or the runtime failed: the core

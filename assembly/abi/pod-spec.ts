@@ -36,8 +36,9 @@ const STARTUP_PROBE_AT: usize = 88;
 //   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
 //   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
-//   init-containers @100 }: size 112, align 8.
-export const POD_SPEC_SIZE: usize = 112;
+//   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120) }:
+//   size 128, align 8.
+export const POD_SPEC_SIZE: usize = 128;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -154,6 +155,8 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.toleratesMemoryPressure = load<u8>(ptr + 89) != 0;
   pod.readinessGates = liftList<ReadinessGate>(ptr + 92, READINESS_GATE_SIZE, liftReadinessGate);
   pod.initContainers = liftList<ContainerSpec>(ptr + 100, CONTAINER_SPEC_SIZE, liftContainerSpec);
+  pod.hasActiveDeadline = load<u8>(ptr + 112) != 0;
+  pod.activeDeadlineSeconds = pod.hasActiveDeadline ? load<i64>(ptr + 120) : 0;
   return pod;
 }
 
@@ -175,6 +178,8 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<u8>(ptr + 89, <u8>(pod.toleratesMemoryPressure ? 1 : 0));
   lowerList<ReadinessGate>(ptr + 92, pod.readinessGates, READINESS_GATE_SIZE, lowerReadinessGate);
   lowerList<ContainerSpec>(ptr + 100, pod.initContainers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
+  store<u8>(ptr + 112, <u8>(pod.hasActiveDeadline ? 1 : 0));
+  store<i64>(ptr + 120, pod.hasActiveDeadline ? pod.activeDeadlineSeconds : 0);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -13,6 +13,8 @@ import { PodRecord } from "./pod-record";
 import { ProbeManager } from "./probe-manager";
 import { ProbeResult } from "./probe-types";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
+import { PodFailure } from "./pod-record";
+import { EventType } from "./model";
 import { RankTable } from "./rank-table";
 import { RelistIntake } from "./relist-intake";
 import { refreshStatus } from "./status-manager";
@@ -20,6 +22,25 @@ import { syncPodStep } from "./sync-pod";
 import { cleanupStep, terminatingStep } from "./terminate-pod";
 
 export { RELIST_ANSWER_TIMEOUT_MS } from "./relist-intake";
+
+const DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline";
+
+/// Upstream's active deadline handler: a pod active longer than `activeDeadlineSeconds` (from its
+/// start time) is stopped and Failed with reason DeadlineExceeded; before that, the worker is
+/// woken at the deadline.
+function checkActiveDeadline(rec: PodRecord, ctx: WorkerContext): void {
+  const spec = rec.spec;
+  if (spec === null || !spec.hasActiveDeadline || rec.startTimeMs == 0 || rec.failure !== null) return;
+  const deadlineMs = rec.startTimeMs + <u64>spec.activeDeadlineSeconds * 1000;
+  if (ctx.nowMs < deadlineMs) {
+    rec.deadlineAtMs = deadlineMs;
+    return;
+  }
+  rec.deadlineAtMs = 0;
+  rec.failure = new PodFailure("DeadlineExceeded", DEADLINE_MESSAGE, false);
+  rec.terminal = true;
+  ctx.event(rec, "", EventType.Warning, "DeadlineExceeded", DEADLINE_MESSAGE);
+}
 
 export class Agent {
   private ctx: WorkerContext;
@@ -111,6 +132,7 @@ export class Agent {
     const records = this.pods.list;
     for (let i = 0, n = records.length; i < n; i++) {
       const rec = unchecked(records[i]);
+      if (rec.deadlineAtMs != 0 && rec.deadlineAtMs < deadline) deadline = rec.deadlineAtMs;
       if (rec.busyCount > 0 || rec.needsFreshView) continue;
       if (rec.retryAtMs != 0 && rec.retryAtMs < deadline) deadline = rec.retryAtMs;
       else if (rec.retryAtMs == 0 && rec.dirty && this.intake.seenRuntime) deadline = this.ctx.nowMs;
@@ -128,6 +150,10 @@ export class Agent {
         rec.retryAtMs = 0;
         rec.dirty = true;
       }
+      if (rec.deadlineAtMs != 0 && rec.deadlineAtMs <= nowMs) {
+        rec.deadlineAtMs = 0;
+        rec.dirty = true;
+      }
       if (!rec.dirty) continue;
       if (rec.busyCount == 0 && !rec.needsFreshView && rec.retryAtMs == 0) due.push(rec.uid);
       else refreshStatus(rec, this.ctx); // waiting to act, but what it shows may have changed
@@ -143,6 +169,7 @@ export class Agent {
     rec.dirty = false;
     if (rec.needsAdmission && rec.spec !== null) this.pods.admit(rec, rec.spec!, this.eviction.conditions);
     refreshStatus(rec, ctx);
+    if (rec.state == WorkerState.SyncPod && !rec.terminal) checkActiveDeadline(rec, ctx);
     if (rec.state == WorkerState.SyncPod) {
       if (rec.terminal) {
         movePod(rec, WorkerEvent.BecameTerminal);

@@ -82,6 +82,8 @@ export class PodSpec {
   toleratesMemoryPressure: bool = false;
   readinessGates: ReadinessGate[] = [];
   initContainers: ContainerSpec[] = [];
+  hasActiveDeadline: bool = false;
+  activeDeadlineSeconds: i64 = 0;
 }
 
 export class PodRejection {

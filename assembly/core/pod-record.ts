@@ -65,6 +65,8 @@ export class PodRecord {
   busyCount: i32 = 0;
   /// Do nothing before this time (error or back-off wait).
   retryAtMs: u64 = 0;
+  /// The pod's active deadline, when it is still ahead: the worker looks again then (0: none).
+  deadlineAtMs: u64 = 0;
   dirty: bool = true;
   cgroupRemoved: bool = false;
 
@@ -150,6 +152,7 @@ export class PodRecord {
     if (current.beingDeleted != spec.beingDeleted || current.deletionGracePeriodSeconds != spec.deletionGracePeriodSeconds) return false;
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
     if (current.priority != spec.priority || current.staticPod != spec.staticPod || current.toleratesMemoryPressure != spec.toleratesMemoryPressure) return false;
+    if (current.hasActiveDeadline != spec.hasActiveDeadline || current.activeDeadlineSeconds != spec.activeDeadlineSeconds) return false;
     if (current.readinessGates.length != spec.readinessGates.length) return false;
     for (let i = 0; i < spec.readinessGates.length; i++) {
       if (current.readinessGates[i].conditionType != spec.readinessGates[i].conditionType || current.readinessGates[i].status != spec.readinessGates[i].status) return false;

@@ -126,6 +126,11 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
       index, uid, "spec.terminationGracePeriodSeconds",
       "Invalid value: " + pod.terminationGracePeriodSeconds.toString() + ": must be greater than or equal to 0"));
   }
+  if (pod.hasActiveDeadline && (pod.activeDeadlineSeconds < 1 || pod.activeDeadlineSeconds > 2147483647)) {
+    out.push(new PodRejection(
+      index, uid, "spec.activeDeadlineSeconds",
+      "Invalid value: " + pod.activeDeadlineSeconds.toString() + ": must be between 1 and 2147483647, inclusive"));
+  }
   if (pod.beingDeleted && pod.deletionGracePeriodSeconds < 0) {
     out.push(new PodRejection(
       index, uid, "metadata.deletionGracePeriodSeconds",

@@ -173,6 +173,7 @@ export class GrpcRuntime implements Runtime {
         labels: config.labels,
         annotations: config.annotations,
         logPath: config.logPath,
+        mounts: (config.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly })),
         linux: {
           resources: config.resources ? linuxResources(config.resources) : {},
           securityContext: { namespaceOptions: namespaceOptions(sandbox) },

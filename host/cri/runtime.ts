@@ -48,6 +48,8 @@ export interface ContainerConfig {
   logPath: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** Files of the node mounted into the container (the termination message file). */
+  mounts?: { containerPath: string; hostPath: string; readonly: boolean }[];
 }
 
 export interface SandboxInfo {

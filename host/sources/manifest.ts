@@ -40,7 +40,7 @@ const POD_SPEC_FIELDS = new Set([
   "containers", "restartPolicy", "terminationGracePeriodSeconds", "hostNetwork", "priority", "tolerations",
   "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
-  "readinessGates", "initContainers",
+  "readinessGates", "initContainers", "activeDeadlineSeconds",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
@@ -49,7 +49,7 @@ const POD_SPEC_FIELDS = new Set([
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "nodeSelector", "affinity", "hostAliases",
   "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
-  "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "activeDeadlineSeconds", "os",
+  "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "os",
   "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -210,6 +210,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
   const readinessGates = readinessGatesOf(r, spec.readinessGates, undefined);
+  const activeDeadlineSeconds = integerAt(r, spec.activeDeadlineSeconds, "spec.activeDeadlineSeconds");
   r.done();
   const uid =
     explicitUid ||
@@ -233,6 +234,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
     readinessGates,
     initContainers,
+    activeDeadlineSeconds,
   };
 }
 
@@ -283,6 +285,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const status = r.object(pod!.status, "status");
   const readinessGates = readinessGatesOf(r, spec.readinessGates, status);
+  const activeDeadlineSeconds = integerAt(r, spec.activeDeadlineSeconds, "spec.activeDeadlineSeconds");
   r.done();
   return {
     uid,
@@ -300,5 +303,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     toleratesMemoryPressure: toleratesMemoryPressure(spec.tolerations),
     readinessGates,
     initContainers,
+    activeDeadlineSeconds,
   };
 }

@@ -152,3 +152,33 @@ describe("validation of init containers", () => {
     expect(rejections[1].message).toBe('Unsupported value: "OnFailure": supported values: "Always"');
   });
 });
+
+describe("activeDeadlineSeconds", () => {
+  it("stops the pod once it has been active that long: Failed, DeadlineExceeded", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = spec("u1", "Always", ["app"]);
+    p.hasActiveDeadline = true;
+    p.activeDeadlineSeconds = 30;
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 29_000);
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Running);
+    node.runUntil(node.nowMs + 5_000);
+    const status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Failed);
+    expect(status.reason).toBe("DeadlineExceeded");
+    expect(status.message).toBe("Pod was active on the node longer than the specified deadline");
+    expect(node.runningCount("app")).toBe(0);
+  });
+
+  it("is refused when not positive, with the apiserver's words", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = spec("u1", "Always", ["app"]);
+    p.hasActiveDeadline = true;
+    p.activeDeadlineSeconds = 0;
+    const rejections = node.agent.handlePods(node.nowMs, [p]);
+    expect(rejections.length).toBe(1);
+    expect(rejections[0].field).toBe("spec.activeDeadlineSeconds");
+    expect(rejections[0].message).toBe("Invalid value: 0: must be between 1 and 2147483647, inclusive");
+  });
+});

@@ -46,3 +46,40 @@ spec:
     await nanolet.stop();
   }
 });
+
+test("termination messages: the file at terminationMessagePath, or the log's end with FallbackToLogsOnError", { timeout: 90_000 }, async () => {
+  const manifestDir = path.join(work, "manifests-tm");
+  const logsDir = path.join(work, "logs-tm");
+  const rootDir = path.join(work, "root-tm");
+  fs.mkdirSync(manifestDir, { recursive: true });
+  const pod = (name, script, policy) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  hostNetwork: true
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 2
+  containers:
+    - name: main
+      image: busybox
+      imagePullPolicy: IfNotPresent
+      command: ["/bin/sh", "-c", ${JSON.stringify(script)}]
+      terminationMessagePolicy: ${policy}
+`;
+  fs.writeFileSync(path.join(manifestDir, "file.yaml"), pod("file", "echo -n 'written on the way out' > /dev/termination-log; exit 3", "File"));
+  fs.writeFileSync(path.join(manifestDir, "logs.yaml"), pod("logs", "echo first; echo 'last words'; exit 1", "FallbackToLogsOnError"));
+  const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir, logsDir });
+  nanolet.start();
+  try {
+    const file = await nanolet.waitPod("file", (p) => p.phase === "Failed", "Failed", 60_000);
+    assert.equal(file.containers[0].exitCode, 3);
+    assert.equal(file.containers[0].message, "written on the way out");
+    const logs = await nanolet.waitPod("logs", (p) => p.phase === "Failed", "Failed", 60_000);
+    assert.equal(logs.containers[0].message, "first\nlast words");
+  } finally {
+    for (const f of fs.readdirSync(manifestDir)) fs.rmSync(path.join(manifestDir, f));
+    await waitFor("all pods removed from containerd", () => runtimeContainers(containerd).length === 0, 60_000);
+    await waitFor("the pods' directories removed with them", () => !fs.existsSync(path.join(rootDir, "pods")) || fs.readdirSync(path.join(rootDir, "pods")).length === 0, 30_000);
+    await nanolet.stop();
+  }
+});

@@ -127,7 +127,7 @@ spec:
   const d = dirWith({ "bad.yaml": bad, "ports.yaml": GOOD.replace("image: busybox}", 'image: busybox, ports: "80"}') });
   const by = problemsBeside(d);
   const fields = by["bad.yaml"].map((p) => p.field);
-  for (const f of ["spec.hostPID", "spec.hostIPC", "spec.nodeSelector", "spec.activeDeadlineSeconds", "spec.runtimeClassName",
+  for (const f of ["spec.hostPID", "spec.hostIPC", "spec.nodeSelector", "spec.runtimeClassName",
     "spec.shareProcessNamespace", "spec.hostAliases", "spec.securityContext", "spec.ephemeralContainers", "spec.dnsPolicy",
     "spec.tolerations[0].key", "spec.tolerations[0].operator", "spec.containers[0].livenessProbe.exec.command[0]",
     "spec.containers[0].ports[0].containerPort", "spec.containers[0].imagePullPolicy"]) {
