@@ -87,6 +87,13 @@ export class AgentLoop {
   private statsTimer?: NodeJS.Timeout;
   /** The pressure conditions the core last announced. */
   pressure: NodePressure = { memory: false, disk: false, pid: false };
+  /**
+   * Upstream's sourcesReady: the core is not polled (so it neither relists nor acts) until every
+   * pod source has said what it wants once. Otherwise, after an agent restart, a relist that comes
+   * before the apiserver's pod list makes every running pod an orphan, and the core stops them.
+   */
+  private sourcesReady = true;
+  private sourcesTimer?: NodeJS.Timeout;
 
   constructor(private options: AgentLoopOptions) {
     this.nowMs = options.nowMs ?? Date.now;
@@ -101,6 +108,24 @@ export class AgentLoop {
       podsDir: options.podsDir,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
+  }
+
+  /** Holds the core back until `markSourcesReady`, or `timeoutMs` (a source that never answers). */
+  holdUntilSourcesReady(timeoutMs: number): void {
+    this.sourcesReady = false;
+    this.sourcesTimer = setTimeout(() => {
+      this.options.log.log("warn", "Pod sources not ready in time; starting with what they said so far", { waitedMs: timeoutMs });
+      this.markSourcesReady();
+    }, timeoutMs);
+    this.sourcesTimer.unref?.();
+  }
+
+  /** Every pod source has delivered its pods once: the core may relist and act. */
+  markSourcesReady(): void {
+    if (this.sourcesReady) return;
+    this.sourcesReady = true;
+    clearTimeout(this.sourcesTimer);
+    this.schedulePump();
   }
 
   private createCore(): Promise<Core> {
@@ -283,7 +308,7 @@ export class AgentLoop {
   }
 
   private pump(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.sourcesReady) return;
     const now = this.nowMs();
     if (this.pendingResults.length > 0) {
       const results = this.pendingResults;
@@ -443,6 +468,7 @@ export class AgentLoop {
 
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.sourcesTimer);
     clearTimeout(this.timer);
     clearInterval(this.statsTimer);
   }

@@ -30,6 +30,9 @@ import { CoreAgent } from "./core.js";
 import { DEFAULT_MAX_TRACE_BYTES, FileTraceSink } from "./trace/file-sink.js";
 import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
 
+/** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
+const SOURCES_READY_TIMEOUT_MS = 30_000;
+
 const USAGE = `Usage:
   nanolet run [flags]      run the node agent
   nanolet pods [flags]     list the pods of a running (or the last) agent
@@ -259,6 +262,9 @@ async function run(argv: string[]): Promise<number> {
     nodeIp: values["node-ip"] ?? primaryIpv4(),
     podsDir: path.join(rootDir, "pods"),
   });
+  // No relist before every source said what it wants (upstream's sourcesReady): the static files
+  // and, with a cluster, the apiserver's first pod list.
+  loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
@@ -302,7 +308,13 @@ async function run(argv: string[]): Promise<number> {
   const source = new StaticPodSource(
     manifestDir,
     nodeName,
-    (scan) => (cluster ? cluster.setStaticPods(scan) : loop.setPods(scan)),
+    (scan) => {
+      if (cluster) cluster.setStaticPods(scan);
+      else {
+        loop.setPods(scan);
+        loop.markSourcesReady();
+      }
+    },
     undefined,
     (error, pods) =>
       error === undefined

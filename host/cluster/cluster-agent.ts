@@ -50,6 +50,9 @@ export interface ClusterAgentOptions {
 
 export class ClusterAgent {
   private staticScan: ScanResult = { pods: [], problems: [] };
+  /** Whether the static files were scanned and the apiserver's pods listed at least once. */
+  private staticScanned = false;
+  private apiListed = false;
   /** Static manifest problems already sent as Node events. */
   private reportedStaticProblems = new Set<string>();
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
@@ -128,8 +131,15 @@ export class ClusterAgent {
   /** A scan of the static pod files. */
   setStaticPods(scan: ScanResult): void {
     this.staticScan = scan;
+    this.staticScanned = true;
     this.publish();
     this.syncMirrors();
+    this.checkSourcesReady();
+  }
+
+  /** Both sources (the files, the apiserver's first list) have delivered: the core may act. */
+  private checkSourcesReady(): void {
+    if (this.staticScanned && this.apiListed) this.options.loop.markSourcesReady?.();
   }
 
   /** Every action the core emits passes here: statuses and events go to the apiserver. */
@@ -161,6 +171,8 @@ export class ClusterAgent {
 
   private onApiPods(pods: PodObject[]): void {
     this.apiPods = new Map(pods.filter((p) => !isMirrorPod(p)).map((p) => [p.metadata.uid, p]));
+    const firstList = !this.apiListed;
+    this.apiListed = true;
     // Most changes are status patches (the node's own, coming back through the watch): they
     // change nothing the core acts on, and the core is not given the pods again for them.
     const changed = this.desiredChanged();
@@ -168,6 +180,10 @@ export class ClusterAgent {
     this.statuses.retainOnly(new Set([...this.apiPods.keys(), ...this.staticScan.pods.map((p) => p.spec.uid)]));
     for (const uid of this.refused) if (!this.apiPods.has(uid)) this.refused.delete(uid);
     this.syncMirrors();
+    if (firstList) {
+      if (!changed && !this.republish) this.publish();
+      this.checkSourcesReady();
+    }
     this.statuses.requestFlush();
   }
 

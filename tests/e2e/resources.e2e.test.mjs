@@ -161,7 +161,7 @@ describe("node resources on containerd", { concurrency: false }, () => {
       return p?.status?.phase === "Failed" && p.status.reason === "Evicted" ? { pod: p, at: Date.now() } : false;
     }, 90_000, 100);
     const big = await evicted("hog-big");
-    assert.equal(getPod("hog-small").status.phase, "Running", "one pod per interval: the smaller hog is still running");
+    assert.equal(getPod("hog-small").status.phase, "Running", "one pod per interval: the smaller hog is still running " + JSON.stringify([getPod("hog-small").status.conditions.find((c) => c.type === "DisruptionTarget"), big.pod.status.conditions.find((c) => c.type === "DisruptionTarget"), big.at, Date.now()]));
     const small = await evicted("hog-small");
     assert.ok(small.at - big.at >= 1500, `the second eviction waited for the interval (${small.at - big.at} ms)`);
     const disruption = big.pod.status.conditions.find((c) => c.type === "DisruptionTarget");

@@ -226,3 +226,25 @@ test("a recording of the agent loop (as `run --record` makes) replays without di
   assert.equal(report.divergence, undefined, JSON.stringify(report.divergence));
   assert.ok(report.calls > 20);
 });
+
+test("held until its sources are ready, the agent neither relists nor stops a running pod it does not know yet", async () => {
+  // An agent restart: the runtime already runs a pod that only the apiserver's (late) list names.
+  const first = harness();
+  await first.loop.start();
+  first.loop.setPods({ pods: [pod("kept")], problems: [] });
+  await until("kept running", () => first.running("app").length === 1);
+  first.loop.stop();
+  const second = harness({ runtime: first.runtime });
+  second.loop.holdUntilSourcesReady(60_000);
+  await second.loop.start();
+  const callsBefore = first.runtime.calls.length;
+  await new Promise((r) => setTimeout(r, 300)); // several relist periods
+  assert.equal(first.runtime.calls.length, callsBefore, "no runtime call while the sources are not ready");
+  second.loop.setPods({ pods: [pod("kept")], problems: [] });
+  second.loop.markSourcesReady();
+  await until("a relist", () => first.runtime.calls.slice(callsBefore).some((c) => c.startsWith("ListContainers")));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(!first.runtime.calls.slice(callsBefore).some((c) => c.startsWith("StopContainer")), "the running pod is adopted, not stopped");
+  assert.equal(first.running("app").length, 1);
+  second.loop.stop();
+});
