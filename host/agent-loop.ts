@@ -406,10 +406,15 @@ export class AgentLoop {
     });
   }
 
+  /** Where a probe or hook without a host connects: the pod's IP, or the node's (host network). */
+  private probeTargetIp(podUid: string): string {
+    const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === podUid && s.state === "ready");
+    return (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
+  }
+
   /** Runs one probe beside everything else; its outcome goes to the core at the next pump. */
   private async probe(action: PlannedAction, request: ProbeRequest, pod: string | undefined): Promise<void> {
-    const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === action.podUid && s.state === "ready");
-    const podIp = (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
+    const podIp = this.probeTargetIp(action.podUid);
     const finding = await runProbe(request, { podIp, runtime: this.options.runtime });
     this.options.log.log("debug", "probe", { pod, container: request.containerName, probe: request.probeType, outcome: finding.outcome });
     this.pendingProbeResults.push({ actionId: action.id, outcome: finding.outcome, output: finding.output });
@@ -418,9 +423,7 @@ export class AgentLoop {
 
   /** Runs one lifecycle hook; its outcome is an action result (the pod waits for it). */
   private async hook(action: PlannedAction, request: HookRequest, pod: string | undefined): Promise<void> {
-    const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === action.podUid && s.state === "ready");
-    const podIp = (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
-    const error = await runHook(request, { runtime: this.options.runtime, podIp, podLabel: `${pod ?? ""}(${action.podUid})` });
+    const error = await runHook(request, { runtime: this.options.runtime, podIp: this.probeTargetIp(action.podUid), podLabel: `${pod ?? ""}(${action.podUid})` });
     this.options.log.log(error ? "warn" : "debug", error ? "Lifecycle hook failed" : "Lifecycle hook ran", { pod, container: request.containerName, hook: request.hookType, ...(error ? { error } : {}) });
     this.pendingResults.push(error ? { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: error } } } : { actionId: action.id, outcome: { tag: "ok", val: "" } });
     this.schedulePump();
