@@ -11,6 +11,8 @@ import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./logs/termination-message.js"
 import { pathUnder, safeComponent } from "./safe-path.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
+import type { PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
+import { sysctlRefusal } from "./pod-runtime/ports-and-sysctls.js";
 import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
@@ -48,8 +50,21 @@ export interface AgentLoopOptions {
   onPressure?: (pressure: NodePressure) => void;
   /** The node's IP: where probes of host-network pods connect (default 127.0.0.1). */
   nodeIp?: string;
-  /** `<root-dir>/pods`: per-pod files (termination messages), removed with the pod. */
+  /** `<root-dir>/pods`: per-pod files (termination messages, etc-hosts), removed with the pod. */
   podsDir?: string;
+  /** DNS flags, seccomp root, the node's hosts file: how pods' runtime settings are made. */
+  podRuntime?: PodRuntimeSettings;
+  /** --allowed-unsafe-sysctls: sysctls beyond the safe ones that pods may set here. */
+  allowedUnsafeSysctls?: string[];
+}
+
+/** A pod the node refused: where it came from, the field, why (a reason when admission refused it). */
+export interface PodRefusal {
+  index: number;
+  origin: string;
+  field: string;
+  message: string;
+  reason?: string;
 }
 
 /** Each container's termination message path and policy, with the Pod API's defaults. */
@@ -106,6 +121,7 @@ export class AgentLoop {
       onEvent: (action, event) => this.dispatch({ ...action, kind: { tag: "pod-event", val: event } }),
       podFacts: (uid) => this.podFacts(uid),
       podsDir: options.podsDir,
+      podRuntime: options.podRuntime,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
   }
@@ -206,11 +222,12 @@ export class AgentLoop {
         "ephemeral-storage": "0",
       },
       terminationMessages: terminationMessagesOf(spec),
+      spec,
     };
   }
 
   /** A new scan of the pod sources: the complete desired set. Returns the pods the core refused. */
-  setPods(scan: ScanResult): { index: number; origin: string; field: string; message: string }[] {
+  setPods(scan: ScanResult): PodRefusal[] {
     const { log, podTable } = this.options;
     // Each problem is logged when it appears, not again at every later scan (a directory with
     // many bad files would otherwise repeat all of them whenever one file changes).
@@ -259,13 +276,26 @@ export class AgentLoop {
   }
 
   /** Gives the core the desired pods; returns the ones it refused (setPods logs them). */
-  private feedPods(): { index: number; origin: string; field: string; message: string }[] {
-    const specs: PodSpec[] = this.desired.map((p) => p.spec);
-    const rejections = this.feeder.feed(specs, (step) => this.withCore((core) => core.handlePods(this.nowMs(), step)));
-    return rejections.map((r) => {
-      const origin = this.desired[r.index]?.origin ?? "?";
-      return { index: r.index, origin, field: r.field, message: r.message };
+  /**
+   * The desired pods to the core, but for those the node's sysctl admission refuses (upstream's
+   * sysctl admit handler: SysctlForbidden); returns every refusal, the core's and the host's.
+   */
+  private feedPods(): PodRefusal[] {
+    const refusals: PodRefusal[] = [];
+    const admitted: number[] = [];
+    this.desired.forEach((p, index) => {
+      const spec = (p.manifest as { spec?: Record<string, unknown> } | undefined)?.spec;
+      const refusal = spec ? sysctlRefusal(spec, this.options.allowedUnsafeSysctls ?? []) : undefined;
+      if (refusal) refusals.push({ index, origin: p.origin, field: refusal.field, message: refusal.message, reason: "SysctlForbidden" });
+      else admitted.push(index);
     });
+    const specs: PodSpec[] = admitted.map((i) => this.desired[i].spec);
+    const rejections = this.feeder.feed(specs, (step) => this.withCore((core) => core.handlePods(this.nowMs(), step)));
+    for (const r of rejections) {
+      const index = admitted[r.index];
+      refusals.push({ index, origin: this.desired[index]?.origin ?? "?", field: r.field, message: r.message });
+    }
+    return refusals;
   }
 
   private withCore<T>(fn: (core: Core) => T): T | undefined {

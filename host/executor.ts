@@ -22,6 +22,9 @@ import type { Logger } from "./log.js";
 import { EnvError, containerEnvironment, type PodFacts } from "./env/container-env.js";
 import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATION_POLICY, prepareTerminationMessageFile } from "./logs/termination-message.js";
 import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
+import { NonRootError } from "./pod-runtime/security-context.js";
+import { HostnameError } from "./pod-runtime/dns.js";
+import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
 
@@ -48,8 +51,10 @@ export interface ExecutorOptions {
   onEvent?: (action: PlannedAction, event: PodEvent) => void;
   /** What a container's env may read of its pod (labels, node, IPs...), by pod uid. */
   podFacts?: (podUid: string) => PodFacts | undefined;
-  /** `<root-dir>/pods`: per-pod files the kubelet keeps (termination message files). */
+  /** `<root-dir>/pods`: per-pod files the kubelet keeps (termination message files, etc-hosts). */
   podsDir?: string;
+  /** DNS flags, seccomp root, the node's hosts file. */
+  podRuntime?: PodRuntimeSettings;
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
@@ -135,6 +140,12 @@ export function defaultPullPolicy(image: string): string {
   return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
 }
 
+/** The pod object's part of its facts, when the source gave the object. */
+function objectFactsOf(facts: PodFacts): PodObjectFacts | undefined {
+  if (!facts.spec) return undefined;
+  return { name: facts.name, namespace: facts.namespace, uid: facts.uid, annotations: facts.annotations, spec: facts.spec };
+}
+
 export class Executor {
   private running = 0;
   private waiting: (() => void)[] = [];
@@ -155,7 +166,7 @@ export class Executor {
       if (error instanceof ImageNeverPullError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "image-never-pull", grpcCode: 0, message: error.message } } };
       }
-      if (error instanceof EnvError) {
+      if (error instanceof EnvError || error instanceof NonRootError || error instanceof HostnameError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "config", grpcCode: 0, message: error.message } } };
       }
       if (error instanceof ImagePullError) {
@@ -189,8 +200,11 @@ export class Executor {
     const { runtime, podLogsDir } = this.options;
     const kind = action.kind;
     switch (kind.tag) {
-      case "run-sandbox":
-        return runtime.runPodSandbox(sandboxConfig(kind.val, podLogsDir));
+      case "run-sandbox": {
+        const { config, warnings } = this.sandboxFor(kind.val);
+        for (const w of warnings) this.options.onEvent?.(action, { containerName: "", eventType: "warning", reason: w.reason, message: w.message });
+        return runtime.runPodSandbox(config);
+      }
       case "stop-sandbox":
         await runtime.stopPodSandbox(kind.val);
         return "";
@@ -202,9 +216,12 @@ export class Executor {
         const facts = await this.podFacts(kind.val);
         const environment = containerEnvironment(kind.val.container, facts);
         await this.ensureImage(action, kind.val.container);
-        const config: ContainerConfig = { ...containerConfig(kind.val), ...environment };
+        const objectFacts = objectFactsOf(facts);
+        const imageUser = objectFacts ? await runtime.imageUser(kind.val.container.image) : {};
+        const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         this.addTerminationMessage(config, kind.val, facts);
-        return runtime.createContainer(kind.val.sandboxId, config, sandboxConfig(kind.val.sandbox, podLogsDir));
+        this.addHostsFile(config, kind.val, facts);
+        return runtime.createContainer(kind.val.sandboxId, config, this.sandboxFor(kind.val.sandbox).config);
       }
       case "start-container":
         await runtime.startContainer(kind.val.containerId);
@@ -220,6 +237,30 @@ export class Executor {
         return "";
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);
+    }
+  }
+
+  private get settings(): PodRuntimeSettings {
+    return this.options.podRuntime ?? DEFAULT_POD_RUNTIME_SETTINGS;
+  }
+
+  /** The sandbox as CRI takes it: the core's spec, and what the pod's object says of DNS, ports, security. */
+  private sandboxFor(spec: SandboxSpec) {
+    const facts = this.options.podFacts?.(spec.podUid);
+    return withSandboxSettings(sandboxConfig(spec, this.options.podLogsDir), facts ? objectFactsOf(facts) : undefined, this.settings);
+  }
+
+  /** The pod's managed /etc/hosts, mounted as the kubelet mounts it. */
+  private addHostsFile(config: ContainerConfig, create: CreateContainer, facts: PodFacts): void {
+    const objectFacts = objectFactsOf(facts);
+    const { podsDir, log } = this.options;
+    if (!podsDir || !objectFacts || !safeComponent(create.sandbox.podUid)) return;
+    try {
+      const mount = hostsFileMount(objectFacts, create.container.name, create.sandbox.hostNetwork, facts.podIps, pathUnder(podsDir, create.sandbox.podUid), this.settings);
+      if (mount) config.mounts = [...(config.mounts ?? []), mount];
+    } catch (error) {
+      // The container gets the runtime's file, as one whose hosts file could not be written would.
+      log.log("warn", "Could not write the pod's hosts file", { container: create.container.name, error: (error as Error).message });
     }
   }
 
@@ -252,7 +293,8 @@ export class Executor {
       serviceAccountName: "", hostIps: [], podIps: [], containers: [create.container],
       allocatable: { cpu: "0", memory: "0", "ephemeral-storage": "0" },
     };
-    const needsPodIp = create.container.env.some((e) => e.valueFrom?.tag === "field-ref" && e.valueFrom.val.startsWith("status.podIP"));
+    // The pod's IPs: for env, and for its /etc/hosts.
+    const needsPodIp = facts.spec !== undefined || create.container.env.some((e) => e.valueFrom?.tag === "field-ref" && e.valueFrom.val.startsWith("status.podIP"));
     if (sandbox.hostNetwork) facts.podIps = facts.hostIps;
     else if (needsPodIp) {
       const ip = await this.options.runtime.podSandboxIp(create.sandboxId).catch(() => "");

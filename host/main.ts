@@ -1,6 +1,7 @@
 // The nanolet command line: `nanolet run` (the agent) and `nanolet pods` (what it runs).
 // Flags follow the kubelet's names where the kubelet has one.
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -29,6 +30,8 @@ import { simCommand } from "./sim/cli.js";
 import { CoreAgent } from "./core.js";
 import { DEFAULT_MAX_TRACE_BYTES, FileTraceSink } from "./trace/file-sink.js";
 import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
+import { readResolvConf, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
+import { checkAllowedUnsafeSysctls } from "./pod-runtime/ports-and-sysctls.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
 const SOURCES_READY_TIMEOUT_MS = 30_000;
@@ -83,6 +86,13 @@ Flags of run:
   --container-log-max-files N        log files kept per container, the live one included
                                      (default 5; older ones are gzipped)
   --container-log-monitor-interval DURATION  how often log sizes are checked (default 10s)
+  --cluster-dns IP[,IP]              the cluster's DNS servers, for ClusterFirst pods (none: such
+                                     pods fall back to the node's resolv.conf, with an event)
+  --cluster-domain DOMAIN            the cluster's domain (search paths, subdomain hostnames)
+  --resolv-conf FILE                 the node's resolver config for Default pods (default
+                                     /etc/resolv.conf; "" for none)
+  --allowed-unsafe-sysctls LIST      sysctls (or prefixes ending in *) pods may set beyond the safe
+                                     ones; others are refused as SysctlForbidden
   --record FILE                      write every input the core is given to FILE (a trace for
                                      'nanolet sim --replay'); stops at 256 MiB
 
@@ -162,6 +172,10 @@ async function run(argv: string[]): Promise<number> {
       "container-log-max-size": { type: "string", default: "10Mi" },
       "container-log-max-files": { type: "string", default: "5" },
       "container-log-monitor-interval": { type: "string", default: "10s" },
+      "cluster-dns": { type: "string", default: "" },
+      "cluster-domain": { type: "string", default: "" },
+      "resolv-conf": { type: "string", default: "/etc/resolv.conf" },
+      "allowed-unsafe-sysctls": { type: "string", default: "" },
     },
     strict: true,
   });
@@ -237,6 +251,20 @@ async function run(argv: string[]): Promise<number> {
   const cgroupRoot = path.resolve(values["cgroup-root"]!);
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
+  const listFlag = (text: string) => text.split(",").map((v) => v.trim()).filter((v) => v !== "");
+  const clusterDns = listFlag(values["cluster-dns"]!);
+  for (const ip of clusterDns) if (net.isIP(ip) === 0) throw new Error(`--cluster-dns: "${ip}" is not an IP address`);
+  const allowedUnsafeSysctls = listFlag(values["allowed-unsafe-sysctls"]!);
+  checkAllowedUnsafeSysctls(allowedUnsafeSysctls);
+  const resolvConfFile = values["resolv-conf"]!;
+  const resolvConf = readResolvConf(resolvConfFile);
+  if (resolvConf === undefined) log.log("warn", "Could not read --resolv-conf; Default pods get no host DNS settings", { file: resolvConfFile });
+  const nodeIp = values["node-ip"] ?? primaryIpv4();
+  const podRuntime: PodRuntimeSettings = {
+    dns: { clusterDns, clusterDomain: values["cluster-domain"]!, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
+    seccompRoot: path.join(rootDir, "seccomp"),
+    nodeHostsFile: "/etc/hosts",
+  };
   const loop = new AgentLoop({
     onAction: (action) => {
       countEviction(metrics, action);
@@ -259,8 +287,10 @@ async function run(argv: string[]): Promise<number> {
       allocatableMemoryBytes: node.allocatableMemoryBytes,
     }),
     statsIntervalMs: evictionIntervalMs,
-    nodeIp: values["node-ip"] ?? primaryIpv4(),
+    nodeIp,
     podsDir: path.join(rootDir, "pods"),
+    podRuntime,
+    allowedUnsafeSysctls,
   });
   // No relist before every source said what it wants (upstream's sourcesReady): the static files
   // and, with a cluster, the apiserver's first pod list.

@@ -229,7 +229,7 @@ export class ClusterAgent {
     const staticRefusals = [...this.staticScan.problems];
     for (const r of rejected) {
       const object = objectsByOrigin.get(r.origin);
-      if (object) this.refuse(object, r.field, r.message);
+      if (object) this.refuse(object, r.field, r.message, r.reason);
       else staticRefusals.push(r);
     }
     this.reportStaticRefusals(staticRefusals);
@@ -251,14 +251,20 @@ export class ClusterAgent {
   }
 
   /** A pod the node cannot run: it fails, with why, as upstream's admission failures do. */
-  private refuse(object: PodObject, field: string, message: string): void {
+  private refuse(object: PodObject, field: string, message: string, admissionReason?: string): void {
     const uid = object.metadata.uid;
     if (this.refused.has(uid) || object.status?.phase === "Failed") return;
     this.refused.add(uid);
     const { namespace, name } = object.metadata;
     const text = field ? `${field}: ${message}` : message;
-    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", reason: "FailedCreate", message: `Pod refused: ${text}` });
-    const body = { metadata: { uid }, status: { phase: "Failed", reason: "UnsupportedPodSpec", message: `Pod refused by nanolet: ${text}`, startTime: apiTime(Date.now()) } };
+    // A valid pod this node's admission refuses fails as upstream's rejectPod fails it; a pod
+    // nanolet cannot run at all says so.
+    const event = admissionReason ? { reason: admissionReason, message } : { reason: "FailedCreate", message: `Pod refused: ${text}` };
+    const status = admissionReason
+      ? { phase: "Failed", reason: admissionReason, message: `Pod was rejected: ${message}` }
+      : { phase: "Failed", reason: "UnsupportedPodSpec", message: `Pod refused by nanolet: ${text}` };
+    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", ...event });
+    const body = { metadata: { uid }, status: { ...status, startTime: apiTime(Date.now()) } };
     void this.options.client
       .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json")
       .catch((error) => {

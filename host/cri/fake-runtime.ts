@@ -3,6 +3,7 @@
 import {
   ContainerConfig,
   ContainerResources,
+  ImageUser,
   ContainerDetail,
   ContainerInfo,
   GrpcCode,
@@ -23,6 +24,8 @@ interface FakeSandbox extends SandboxInfo {
 interface FakeContainer extends ContainerDetail {
   /** The cgroup values given at create or by the last update. */
   resources?: ContainerResources;
+  /** The config it was created with (tests read security, mounts, tty). */
+  config?: ContainerConfig;
 }
 
 function matches(labels: Record<string, string>, selector: Record<string, string>): boolean {
@@ -35,6 +38,8 @@ export class FakeRuntime implements Runtime {
   readonly images = new Set<string>();
   /** Images PullImage can fetch. */
   readonly pullable = new Set<string>();
+  /** Who an image runs as (ImageStatus uid / username); unset: the image says nothing. */
+  readonly imageUsers = new Map<string, ImageUser>();
   /** Every call made, in order, as "Method id". */
   readonly calls: string[] = [];
   /** Next failure per method: the error is thrown once, then removed. */
@@ -137,6 +142,7 @@ export class FakeRuntime implements Runtime {
       labels: { ...config.labels },
       annotations: { ...config.annotations },
       resources: config.resources ? { ...config.resources } : undefined,
+      config,
     });
     return id;
   }
@@ -191,6 +197,11 @@ export class FakeRuntime implements Runtime {
   async imagePresent(image: string): Promise<boolean> {
     this.record("ImageStatus", image);
     return this.images.has(image);
+  }
+
+  async imageUser(image: string): Promise<ImageUser> {
+    this.record("ImageStatus", image);
+    return this.imageUsers.get(image) ?? {};
   }
 
   async pullImage(image: string): Promise<string> {

@@ -21,7 +21,10 @@ import {
   SandboxInfo,
   ContainerResources,
   StreamingRequest,
+  type ContainerSecurity,
   type ImageInfo,
+  type ImageUser,
+  type SecurityProfile,
 } from "./runtime.js";
 
 const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
@@ -174,9 +177,12 @@ export class GrpcRuntime implements Runtime {
         annotations: config.annotations,
         logPath: config.logPath,
         mounts: (config.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly })),
+        stdin: config.stdin ?? false,
+        stdinOnce: config.stdinOnce ?? false,
+        tty: config.tty ?? false,
         linux: {
           resources: config.resources ? linuxResources(config.resources) : {},
-          securityContext: { namespaceOptions: namespaceOptions(sandbox) },
+          securityContext: containerSecurityMessage(config.security, sandbox),
         },
       },
       sandboxConfig: sandboxConfigMessage(sandbox),
@@ -244,6 +250,13 @@ export class GrpcRuntime implements Runtime {
     return r.image != null && r.image.id !== "";
   }
 
+  async imageUser(image: string): Promise<ImageUser> {
+    const r = await this.call(this.imageClient, "ImageStatus", { image: { image } });
+    const uid = r.image?.uid?.value;
+    if (uid !== undefined && uid !== null) return { uid: Number(uid) };
+    return r.image?.username ? { username: r.image.username } : {};
+  }
+
   async pullImage(image: string): Promise<string> {
     const r = await this.call(this.imageClient, "PullImage", { image: { image } });
     return r.imageRef;
@@ -297,21 +310,62 @@ function linuxResources(r: ContainerResources): Message {
   };
 }
 
+/** The pod's namespaces: the node's network, PID or IPC when asked; one PID namespace per container unless shared. */
 function namespaceOptions(config: SandboxConfig): Message {
-  return { network: config.hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" };
+  const ns = config.namespaces;
+  const pid = ns?.hostPid ? "NODE" : ns?.sharedPid ? "POD" : "CONTAINER";
+  return { network: config.hostNetwork ? "NODE" : "POD", pid, ipc: ns?.hostIpc ? "NODE" : "POD" };
+}
+
+function profileMessage(profile: SecurityProfile | undefined): Message | null {
+  return profile ? { profileType: profile.type, localhostRef: profile.localhostRef ?? "" } : null;
+}
+
+function int64Value(value: number | undefined): Message | null {
+  return value === undefined ? null : { value: String(value) };
+}
+
+function containerSecurityMessage(security: ContainerSecurity | undefined, sandbox: SandboxConfig): Message {
+  if (!security) return { namespaceOptions: namespaceOptions(sandbox) };
+  return {
+    capabilities: { addCapabilities: security.capabilities.add, dropCapabilities: security.capabilities.drop },
+    privileged: security.privileged,
+    namespaceOptions: namespaceOptions(sandbox),
+    runAsUser: int64Value(security.runAsUser),
+    runAsUsername: security.runAsUsername ?? "",
+    runAsGroup: int64Value(security.runAsGroup),
+    readonlyRootfs: security.readonlyRootfs,
+    supplementalGroups: security.supplementalGroups.map(String),
+    noNewPrivs: security.noNewPrivs,
+    maskedPaths: security.maskedPaths,
+    readonlyPaths: security.readonlyPaths,
+    seccomp: profileMessage(security.seccomp),
+    apparmor: profileMessage(security.apparmor),
+  };
 }
 
 function sandboxConfigMessage(config: SandboxConfig): Message {
+  const security = config.security;
   return {
     metadata: { name: config.podName, uid: config.podUid, namespace: config.podNamespace, attempt: config.attempt },
     // A host-network sandbox shares the node's UTS namespace: the runtime refuses a hostname.
-    hostname: config.hostNetwork ? "" : config.podName,
+    hostname: config.hostNetwork ? "" : config.hostname ?? config.podName,
     logDirectory: config.logDirectory,
+    dnsConfig: config.dns ?? null,
+    portMappings: (config.portMappings ?? []).map((p) => ({ protocol: p.protocol, containerPort: p.containerPort, hostPort: p.hostPort, hostIp: p.hostIp })),
     labels: config.labels,
     annotations: config.annotations,
     linux: {
       cgroupParent: config.cgroupParent,
-      securityContext: { namespaceOptions: namespaceOptions(config) },
+      securityContext: {
+        namespaceOptions: namespaceOptions(config),
+        runAsUser: int64Value(security?.runAsUser),
+        runAsGroup: int64Value(security?.runAsGroup),
+        supplementalGroups: (security?.supplementalGroups ?? []).map(String),
+        privileged: security?.privileged ?? false,
+        seccomp: profileMessage(security?.seccomp),
+      },
+      sysctls: security?.sysctls ?? {},
     },
   };
 }

@@ -15,6 +15,58 @@ export const ANNOTATION_GRACE_PERIOD = "io.kubernetes.pod.terminationGracePeriod
 export type SandboxStateName = "ready" | "not-ready";
 export type ContainerStateName = "created" | "running" | "exited" | "unknown";
 
+/** A seccomp or AppArmor profile as CRI's SecurityProfile carries it. */
+export interface SecurityProfile {
+  type: "RuntimeDefault" | "Unconfined" | "Localhost";
+  localhostRef?: string;
+}
+
+/** Which of the node's namespaces a pod shares (hostPID, hostIPC) or whether its containers share one PID namespace. */
+export interface PodNamespaces {
+  hostPid: boolean;
+  hostIpc: boolean;
+  sharedPid: boolean;
+}
+
+/** CRI LinuxSandboxSecurityContext's settings (the namespaces come from `hostNetwork` and `namespaces`). */
+export interface SandboxSecurity {
+  runAsUser?: number;
+  runAsGroup?: number;
+  supplementalGroups: number[];
+  privileged: boolean;
+  seccomp?: SecurityProfile;
+  sysctls: Record<string, string>;
+}
+
+/** CRI LinuxContainerSecurityContext's settings. */
+export interface ContainerSecurity {
+  capabilities: { add: string[]; drop: string[] };
+  privileged: boolean;
+  runAsUser?: number;
+  runAsUsername?: string;
+  runAsGroup?: number;
+  readonlyRootfs: boolean;
+  supplementalGroups: number[];
+  noNewPrivs: boolean;
+  maskedPaths: string[];
+  readonlyPaths: string[];
+  seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
+}
+
+export interface PortMapping {
+  protocol: "TCP" | "UDP" | "SCTP";
+  containerPort: number;
+  hostPort: number;
+  hostIp: string;
+}
+
+export interface DnsConfig {
+  servers: string[];
+  searches: string[];
+  options: string[];
+}
+
 export interface SandboxConfig {
   podUid: string;
   podName: string;
@@ -25,6 +77,12 @@ export interface SandboxConfig {
   logDirectory: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** The pod's hostname (default: its name; none on the node's network). */
+  hostname?: string;
+  dns?: DnsConfig;
+  portMappings?: PortMapping[];
+  namespaces?: PodNamespaces;
+  security?: SandboxSecurity;
 }
 
 /** Cgroup values of a container, as CRI's LinuxContainerResources carries them (0: unset). */
@@ -48,8 +106,18 @@ export interface ContainerConfig {
   logPath: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
-  /** Files of the node mounted into the container (the termination message file). */
+  /** Files of the node mounted into the container (the termination message file, /etc/hosts). */
   mounts?: { containerPath: string; hostPath: string; readonly: boolean }[];
+  security?: ContainerSecurity;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+}
+
+/** Who an image runs as when nothing says otherwise (CRI Image.uid, or its user name). */
+export interface ImageUser {
+  uid?: number;
+  username?: string;
 }
 
 export interface SandboxInfo {
@@ -165,6 +233,8 @@ export interface Runtime {
   containerStatus(id: string): Promise<ContainerDetail>;
   /** True when the image is present; false when ImageStatus returns no image. */
   imagePresent(image: string): Promise<boolean>;
+  /** The user a present image runs as (ImageStatus uid / username). */
+  imageUser(image: string): Promise<ImageUser>;
   pullImage(image: string): Promise<string>;
   /** CRI ExecSync: runs `cmd` in the container and waits (timeoutSeconds 0: the runtime's default). */
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;

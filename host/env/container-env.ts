@@ -19,6 +19,8 @@ export interface PodFacts {
   containers: ContainerSpec[];
   /** What an unset limit means (the node's allocatable), as quantities. */
   allocatable: { cpu: string; memory: string; "ephemeral-storage": string };
+  /** The pod's spec as its source gave it (DNS, ports, security, hosts file). */
+  spec?: Record<string, any>;
   /** Each container's `terminationMessagePath` and `terminationMessagePolicy`, by name. */
   terminationMessages?: Record<string, { path: string; policy: string }>;
 }

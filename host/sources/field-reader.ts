@@ -8,6 +8,11 @@ export type JsonObject = Record<string, Json>;
 export interface FieldProblem {
   field: string;
   detail: string;
+  /**
+   * Set when the pod is well-formed but this node's admission refuses it (upstream's admit
+   * handlers): the pod's status reason, e.g. SysctlForbidden.
+   */
+  reason?: string;
 }
 
 /** A manifest that cannot become a pod: every problem found, the first as `field`/`detail`. */
@@ -15,6 +20,8 @@ export class ManifestError extends Error {
   readonly field: string;
   readonly detail: string;
   readonly problems: FieldProblem[];
+  /** The admission reason when every problem is one (the pod is valid but refused here). */
+  readonly reason: string | undefined;
 
   constructor(fieldOrProblems: string | FieldProblem[], detail = "") {
     const problems = typeof fieldOrProblems === "string" ? [{ field: fieldOrProblems, detail }] : fieldOrProblems;
@@ -23,6 +30,7 @@ export class ManifestError extends Error {
     this.problems = problems;
     this.field = problems[0]?.field ?? "";
     this.detail = problems[0]?.detail ?? "";
+    this.reason = problems.length > 0 && problems.every((p) => p.reason) ? problems[0].reason : undefined;
   }
 }
 
@@ -44,6 +52,11 @@ export class FieldReader {
 
   add(field: string, detail: string): void {
     this.problems.push({ field, detail });
+  }
+
+  /** The node's admission refuses the pod (a valid one) for `reason`. */
+  reject(field: string, reason: string, detail: string): void {
+    this.problems.push({ field, detail, reason });
   }
 
   /** Throws the collected problems, if any. */

@@ -4,7 +4,9 @@
 import { createHash } from "node:crypto";
 import type { ContainerSpec, PodSpec } from "../core-types.js";
 import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
-import { checkDnsPolicy, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
+import { checkHostNetworkPorts, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
+import { checkNamingFields } from "./dns-fields.js";
+import { checkContainerSecurityContext, checkPodSecurityContext } from "./security-fields.js";
 import { lifecycleOf, portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
 import { envSourceOf } from "./env-fields.js";
 
@@ -28,9 +30,10 @@ const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
   "startupProbe", "livenessProbe", "readinessProbe", "restartPolicy", "lifecycle",
+  "securityContext", "stdin", "stdinOnce", "tty",
 ]);
 /** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
-const CONTAINER_FIELDS_IF_EMPTY = new Set(["stdin", "stdinOnce", "tty", "volumeMounts", "envFrom", "volumeDevices", "securityContext"]);
+const CONTAINER_FIELDS_IF_EMPTY = new Set(["volumeMounts", "envFrom", "volumeDevices"]);
 
 /**
  * Pod spec fields nanolet acts on, and those that are the scheduler's or the apiserver's alone
@@ -41,16 +44,16 @@ const POD_SPEC_FIELDS = new Set([
   "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
   "readinessGates", "initContainers", "activeDeadlineSeconds",
+  "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
+  "setHostnameAsFQDN",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
  * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
-  "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "nodeSelector", "affinity", "hostAliases",
-  "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
-  "dnsConfig", "hostname", "subdomain", "setHostnameAsFQDN", "runtimeClassName", "os",
-  "hostUsers", "resources",
+  "nodeSelector", "affinity", "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
+  "runtimeClassName", "os", "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 
@@ -100,6 +103,8 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
   checkPorts(r, c.ports, `${field}.ports`);
   checkImagePullPolicy(r, c.imagePullPolicy, `${field}.imagePullPolicy`);
   checkTerminationMessage(r, c, field);
+  checkContainerSecurityContext(r, c.securityContext, `${field}.securityContext`);
+  for (const key of ["stdin", "stdinOnce", "tty"]) r.boolean(c[key], `${field}.${key}`);
   const ports = portsOf(c.ports);
   const portNames = new Set(ports.map((p) => p.name).filter((name) => name !== ""));
   return {
@@ -158,7 +163,9 @@ function checkSpecFields(r: FieldReader, spec: JsonObject, ignored: Set<string>)
     r.add(`spec.${key}`, key === "volumes" ? "Unsupported field: nanolet does not mount volumes yet" : NOT_IMPLEMENTED);
   }
   checkTolerations(r, spec.tolerations);
-  checkDnsPolicy(r, spec.dnsPolicy);
+  checkNamingFields(r, spec);
+  checkPodSecurityContext(r, spec);
+  checkHostNetworkPorts(r, spec);
   r.string(spec.nodeName, "spec.nodeName");
   r.string(spec.priorityClassName, "spec.priorityClassName");
 }

@@ -1,5 +1,5 @@
 // The Pod fields the core never sees but the apiserver validates: ports, image pull policy,
-// tolerations, DNS policy, termination message policy. Checked with the apiserver's rules and words
+// tolerations, termination message policy. Checked with the apiserver's rules and words
 // (validation.go of k8s.io/kubernetes/pkg/apis/core) so a static pod is refused as a created one is.
 import { FieldReader, isObject, type Json } from "./field-reader.js";
 
@@ -8,7 +8,6 @@ const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 const TOLERATION_OPERATORS = ["Equal", "Exists"];
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const TERMINATION_MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"];
-/** `None` needs a dnsConfig, which nanolet does not write; the others all mean the node's resolv.conf here (no cluster DNS is configured). */
 const DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default"];
 
 function supported(value: string, values: string[]): string {
@@ -71,11 +70,22 @@ export function checkTerminationMessage(r: FieldReader, container: Record<string
   r.string(container.terminationMessagePath, `${field}.terminationMessagePath`);
 }
 
-export function checkDnsPolicy(r: FieldReader, value: unknown): void {
-  const policy = r.string(value, "spec.dnsPolicy");
-  if (policy === undefined || policy === "") return;
-  if (policy === "None") r.add("spec.dnsPolicy", `Unsupported value: "None": nanolet does not implement dnsConfig yet; supported values: ${DNS_POLICIES.map((v) => `"${v}"`).join(", ")}`);
-  else if (!DNS_POLICIES.includes(policy)) r.add("spec.dnsPolicy", supported(policy, [...DNS_POLICIES, "None"]));
+/**
+ * On the node's network a container port is the node's port: `hostPort`, when given, must be the
+ * same number (the apiserver defaults it to `containerPort`, validateHostNetwork checks it).
+ */
+export function checkHostNetworkPorts(r: FieldReader, spec: Record<string, Json>): void {
+  if (spec.hostNetwork !== true) return;
+  for (const list of ["containers", "initContainers"] as const) {
+    const containers = Array.isArray(spec[list]) ? (spec[list] as Json[]) : [];
+    containers.forEach((c, i) => {
+      if (!isObject(c) || !Array.isArray(c.ports)) return;
+      c.ports.forEach((p, j) => {
+        if (!isObject(p) || p.hostPort === undefined || p.hostPort === null || p.hostPort === 0) return;
+        if (p.hostPort !== p.containerPort) r.add(`spec.${list}[${i}].ports[${j}].containerPort`, `Invalid value: ${JSON.stringify(p.containerPort)}: must match \`hostPort\` when \`hostNetwork\` is true`);
+      });
+    });
+  }
 }
 
 /** A qualified name (a label or taint key): an optional DNS subdomain prefix, then a name part. */

@@ -62,7 +62,8 @@ test("IfNotPresent pulls an image only when ImageStatus says it is missing", asy
   h.loop.setPods({ pods: [pod("a", { pull: "IfNotPresent" }), pod("b", { image: "other", pull: "IfNotPresent" })], problems: [] });
   await until("both running", () => h.running("app").length === 2);
   assert.deepEqual(h.runtime.calls.filter((c) => c.startsWith("PullImage")), ["PullImage other"]);
-  assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 1);
+  // One ImageStatus for presence, one for the image's user (upstream's getImageUser asks again too).
+  assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 2);
   h.loop.stop();
 });
 
@@ -247,4 +248,17 @@ test("held until its sources are ready, the agent neither relists nor stops a ru
   assert.ok(!first.runtime.calls.slice(callsBefore).some((c) => c.startsWith("StopContainer")), "the running pod is adopted, not stopped");
   assert.equal(first.running("app").length, 1);
   second.loop.stop();
+});
+
+test("the node's sysctl admission: an unsafe sysctl is refused as SysctlForbidden, other pods run; an allowed one runs", async () => {
+  const withSysctl = (name, sysctl) => ({ ...pod(name), manifest: { spec: { securityContext: { sysctls: [{ name: sysctl, value: "1" }] } } } });
+  const h = harness({ allowedUnsafeSysctls: ["kernel.sem"] });
+  await h.loop.start();
+  const refusals = h.loop.setPods({ pods: [withSysctl("bad", "kernel.msgmax"), withSysctl("allowed", "kernel.sem"), pod("plain")], problems: [] });
+  assert.deepEqual(refusals, [{ index: 0, origin: "bad.yaml", field: "spec.securityContext.sysctls[0].name", message: 'forbidden sysctl: "kernel.msgmax" not allowlisted', reason: "SysctlForbidden" }]);
+  await until("the two others running", () => h.running("app").length === 2);
+  assert.ok(![...h.runtime.sandboxes.values()].some((s) => s.podName === "bad"), "the refused pod got no sandbox");
+  const allowed = [...h.runtime.sandboxes.values()].find((s) => s.podName === "allowed");
+  assert.deepEqual(allowed.config.security.sysctls, { "kernel.sem": "1" });
+  h.loop.stop();
 });
