@@ -54,6 +54,11 @@ export interface AgentLoopOptions {
   podsDir?: string;
   /** DNS flags, seccomp root, the node's hosts file: how pods' runtime settings are made. */
   podRuntime?: PodRuntimeSettings;
+  /**
+   * The service environment variables of a pod (with an apiserver); undefined while the Services
+   * are not known yet. Without the option (no apiserver) pods get none, as upstream.
+   */
+  serviceEnv?: (namespace: string, enableServiceLinks: boolean) => Record<string, string> | undefined;
   /** --allowed-unsafe-sysctls: sysctls beyond the safe ones that pods may set here. */
   allowedUnsafeSysctls?: string[];
 }
@@ -223,7 +228,15 @@ export class AgentLoop {
       },
       terminationMessages: terminationMessagesOf(spec),
       spec,
+      ...this.serviceEnvOf(pod.spec.namespace, spec.enableServiceLinks !== false),
     };
+  }
+
+  private serviceEnvOf(namespace: string, enableServiceLinks: boolean): Pick<PodFacts, "serviceEnv" | "servicesUnknown"> {
+    const serviceEnv = this.options.serviceEnv;
+    if (!serviceEnv) return {};
+    const env = serviceEnv(namespace, enableServiceLinks);
+    return env ? { serviceEnv: env } : { servicesUnknown: true };
   }
 
   /** A new scan of the pod sources: the complete desired set. Returns the pods the core refused. */

@@ -291,6 +291,7 @@ async function run(argv: string[]): Promise<number> {
     podsDir: path.join(rootDir, "pods"),
     podRuntime,
     allowedUnsafeSysctls,
+    serviceEnv: values.kubeconfig !== undefined ? (namespace, links) => cluster?.serviceEnvironment(namespace, links) : undefined,
   });
   // No relist before every source said what it wants (upstream's sourcesReady): the static files
   // and, with a cluster, the apiserver's first pod list.

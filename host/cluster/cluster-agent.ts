@@ -16,7 +16,8 @@ import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
 import type { NodeHealth } from "./node-object.js";
 import { NodeLease } from "./node-lease.js";
 import { NodeReporter } from "./node-reporter.js";
-import { PodReflector, type PodObject } from "./pod-reflector.js";
+import { PodReflector, Reflector, type PodObject } from "./pod-reflector.js";
+import { serviceEnvironment } from "../env/service-env.js";
 import { StatusManager, type StatusTarget } from "./status-manager.js";
 
 const API_ORIGIN = "apiserver:";
@@ -66,6 +67,9 @@ export class ClusterAgent {
   private runtimeName = "containerd";
   private images: ImageInfo[] | undefined;
   readonly reflector: PodReflector;
+  /** Every Service of the cluster, for the service environment variables (as the kubelet's informer). */
+  readonly services: Reflector;
+  private servicesListed = false;
   readonly statuses: StatusManager;
   readonly events: EventRecorder;
   readonly mirrors: MirrorPods;
@@ -86,6 +90,10 @@ export class ClusterAgent {
         log.log(connected ? "info" : "warn", connected ? "Connected to the apiserver" : "Lost the apiserver; pods keep running as they are", {});
         if (connected) this.statuses.requestFlush();
       },
+    });
+    this.services = new Reflector({
+      client, log, path: "/api/v1/services", selector: "", what: "services",
+      onObjects: () => (this.servicesListed = true),
     });
     this.statuses = new StatusManager({
       client,
@@ -115,6 +123,7 @@ export class ClusterAgent {
     });
     this.statuses.start();
     this.reflector.start();
+    this.services.start();
     // Mirror pods are also re-checked on a timer: a failed create is retried.
     this.mirrorTimer = setInterval(() => this.syncMirrors(), 10_000);
   }
@@ -122,6 +131,7 @@ export class ClusterAgent {
   stop(): void {
     clearInterval(this.mirrorTimer);
     this.reflector.stop();
+    this.services.stop();
     this.statuses.stop();
     this.node.stop();
     this.lease.stop();
@@ -272,6 +282,15 @@ export class ClusterAgent {
         this.republish = true;
         this.options.log.log("warn", "Could not fail a refused pod", { pod: `${namespace}/${name}`, error: (error as Error).message });
       });
+  }
+
+  /**
+   * The service environment variables of a pod in `namespace`; undefined until the Services were
+   * listed once (the kubelet refuses to make a container's env before, rather than leave them out).
+   */
+  serviceEnvironment(namespace: string, enableServiceLinks: boolean): Record<string, string> | undefined {
+    if (!this.servicesListed) return undefined;
+    return serviceEnvironment(this.services.current.values(), namespace, enableServiceLinks);
   }
 
   /** Where the status of the core's pod `uid` goes. */

@@ -1,7 +1,8 @@
-// The apiserver pod source: list and watch the pods bound to this node, as client-go's reflector
-// does for the kubelet: `fieldSelector=spec.nodeName=<node>`, watch from the list's
-// resourceVersion with bookmarks, relist on 410 Gone, reconnect with a capped back-off. Each
-// change hands the whole current set to `onPods`: the pod manager merges it with static pods.
+// The apiserver's objects as client-go's reflector keeps them for the kubelet: list, then watch
+// from the list's resourceVersion with bookmarks, relist on 410 Gone, reconnect with a capped
+// back-off, and hand the whole current set on at every change. PodReflector is the pod source
+// (`fieldSelector=spec.nodeName=<node>`, merged with static pods by the pod manager); the same
+// reflector keeps the Services that make the service environment variables.
 import { ApiClient, ApiStatusError, type WatchEvent } from "./api-client.js";
 import type { Logger } from "../log.js";
 
@@ -18,19 +19,24 @@ export const WATCH_TIMEOUT_SECONDS = 300;
  */
 export const WATCH_IDLE_TIMEOUT_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
 
-export interface PodReflectorOptions {
+export interface ReflectorOptions {
   client: ApiClient;
-  nodeName: string;
   log: Logger;
-  onPods: (pods: PodObject[]) => void;
+  /** The collection, e.g. `/api/v1/services`. */
+  path: string;
+  /** A query selecting part of it (`fieldSelector=...`), or "". */
+  selector: string;
+  /** What the objects are called in log lines ("pods", "services"). */
+  what: string;
+  onObjects: (objects: PodObject[]) => void;
   /** Connectivity changes: true once a list succeeded, false when a list or watch failed. */
   onConnected?: (connected: boolean) => void;
   /** Overrides WATCH_IDLE_TIMEOUT_MS (tests). */
   watchIdleTimeoutMs?: number;
 }
 
-export class PodReflector {
-  private pods = new Map<string, PodObject>();
+export class Reflector {
+  private objects = new Map<string, PodObject>();
   private resourceVersion = "";
   private abort = new AbortController();
   private stopped = false;
@@ -38,10 +44,11 @@ export class PodReflector {
   connected = false;
   listCount = 0;
 
-  constructor(private options: PodReflectorOptions) {}
+  constructor(private options: ReflectorOptions) {}
 
-  private get selector(): string {
-    return `fieldSelector=${encodeURIComponent(`spec.nodeName=${this.options.nodeName}`)}`;
+  private query(extra: string): string {
+    const parts = [this.options.selector, extra].filter((p) => p !== "");
+    return parts.length > 0 ? `${this.options.path}?${parts.join("&")}` : this.options.path;
   }
 
   start(): void {
@@ -53,9 +60,9 @@ export class PodReflector {
     this.abort.abort();
   }
 
-  /** The pods as last seen, by uid. */
+  /** The objects as last seen, by uid. */
   get current(): ReadonlyMap<string, PodObject> {
-    return this.pods;
+    return this.objects;
   }
 
   private setConnected(connected: boolean): void {
@@ -81,12 +88,12 @@ export class PodReflector {
         if (this.stopped) return;
         const gone = error instanceof ApiStatusError && error.code === 410;
         if (gone) {
-          this.options.log.log("info", "Pod watch expired (410 Gone); listing again", {});
+          this.options.log.log("info", `Watch of ${this.options.what} expired (410 Gone); listing again`, {});
           needList = true;
           continue;
         }
         this.setConnected(false);
-        this.options.log.log("warn", "Cannot reach the apiserver for pods; pods keep running, retrying", {
+        this.options.log.log("warn", `Cannot reach the apiserver for ${this.options.what}; ${this.options.what === "pods" ? "pods keep running, " : ""}retrying`, {
           error: (error as Error).message,
           retryInMs: this.delayMs,
         });
@@ -105,19 +112,19 @@ export class PodReflector {
   }
 
   private async list(): Promise<void> {
-    const list = await this.options.client.request("GET", `/api/v1/pods?${this.selector}`);
+    const list = await this.options.client.request("GET", this.query(""));
     // A list that is not a PodList (an answer cut short, a proxy's page) tells nothing: it must
     // not read as "no pods". It fails like a broken connection, and the last pods stay.
     if (list === null || typeof list !== "object" || !Array.isArray(list.items)) {
-      throw new ApiStatusError(0, "BadList", "the pod list answer is not a PodList (no items array)");
+      throw new ApiStatusError(0, "BadList", `the ${this.options.what} list answer is not a list (no items array)`);
     }
-    const pods = new Map<string, PodObject>();
+    const objects = new Map<string, PodObject>();
     for (const item of list.items) {
       const uid = item?.metadata?.uid;
-      if (typeof uid === "string" && uid) pods.set(uid, item);
-      else this.options.log.log("warn", "Ignored a listed pod without metadata.uid", { name: item?.metadata?.name });
+      if (typeof uid === "string" && uid) objects.set(uid, item);
+      else this.options.log.log("warn", `Ignored one of the listed ${this.options.what} without metadata.uid`, { name: item?.metadata?.name });
     }
-    this.pods = pods;
+    this.objects = objects;
     const rv = list.metadata?.resourceVersion;
     this.resourceVersion = typeof rv === "string" ? rv : "";
     this.listCount++;
@@ -127,7 +134,7 @@ export class PodReflector {
   }
 
   private async watch(): Promise<void> {
-    const path = `/api/v1/pods?${this.selector}&watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`;
+    const path = this.query(`watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`);
     let failure: Error | undefined;
     // This watch's own abort: the reflector stopping, or the connection found dead.
     const watchAbort = new AbortController();
@@ -138,7 +145,7 @@ export class PodReflector {
     const armIdle = () => {
       clearTimeout(idle);
       idle = setTimeout(() => {
-        failure ??= new ApiStatusError(0, "ConnectionFailed", `pod watch silent for ${idleMs} ms`);
+        failure ??= new ApiStatusError(0, "ConnectionFailed", `${this.options.what} watch silent for ${idleMs} ms`);
         watchAbort.abort();
       }, idleMs);
     };
@@ -159,9 +166,9 @@ export class PodReflector {
   /** Hands the pods on; a failure there is logged, never let loose on the watch stream. */
   private deliver(): void {
     try {
-      this.options.onPods([...this.pods.values()]);
+      this.options.onObjects([...this.objects.values()]);
     } catch (error) {
-      this.options.log.log("error", "Pod update not applied", { error: (error as Error).stack ?? String(error) });
+      this.options.log.log("error", `Update of ${this.options.what} not applied`, { error: (error as Error).stack ?? String(error) });
     }
   }
 
@@ -174,9 +181,22 @@ export class PodReflector {
     if (event.type === "BOOKMARK") return undefined;
     const uid = object.metadata?.uid;
     if (typeof uid !== "string" || !uid) return undefined;
-    if (event.type === "DELETED") this.pods.delete(uid);
-    else this.pods.set(uid, object);
+    if (event.type === "DELETED") this.objects.delete(uid);
+    else this.objects.set(uid, object);
     this.deliver();
     return undefined;
+  }
+}
+
+export interface PodReflectorOptions extends Omit<ReflectorOptions, "path" | "selector" | "what" | "onObjects"> {
+  nodeName: string;
+  onPods: (pods: PodObject[]) => void;
+}
+
+/** The pods bound to this node. */
+export class PodReflector extends Reflector {
+  constructor(options: PodReflectorOptions) {
+    const { nodeName, onPods, ...rest } = options;
+    super({ ...rest, path: "/api/v1/pods", selector: `fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeName}`)}`, what: "pods", onObjects: onPods });
   }
 }

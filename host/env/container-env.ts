@@ -19,6 +19,13 @@ export interface PodFacts {
   containers: ContainerSpec[];
   /** What an unset limit means (the node's allocatable), as quantities. */
   allocatable: { cpu: string; memory: string; "ephemeral-storage": string };
+  /**
+   * The service environment variables for this pod (host/env/service-env.ts): under the
+   * container's own, a source for `$(VAR)`, and added where the container does not set the name.
+   */
+  serviceEnv?: Record<string, string>;
+  /** The node has an apiserver but has not listed its Services yet: no env can be made. */
+  servicesUnknown?: boolean;
   /** The pod's spec as its source gave it (DNS, ports, security, hosts file). */
   spec?: Record<string, any>;
   /** Each container's `terminationMessagePath` and `terminationMessagePolicy`, by name. */
@@ -119,17 +126,20 @@ export function expand(input: string, lookup: (name: string) => string | undefin
 
 /** The container's env, command and args as the runtime gets them. */
 export function containerEnvironment(container: ContainerSpec, facts: PodFacts): { env: { name: string; value: string }[]; command: string[]; args: string[] } {
+  if (facts.servicesUnknown) throw new EnvError("services have not yet been read at least once, cannot construct envvars");
   const defined = new Map<string, string>();
+  const services = facts.serviceEnv ?? {};
+  const lookup = (name: string) => defined.get(name) ?? (Object.hasOwn(services, name) ? services[name] : undefined);
   const env: { name: string; value: string }[] = [];
   for (const e of container.env) {
     let value: string;
     const source = e.valueFrom;
-    if (!source) value = expand(e.value, (name) => defined.get(name));
+    if (!source) value = expand(e.value, lookup);
     else if (source.tag === "field-ref") value = fieldValue(source.val, facts);
     else value = resourceValue(source.val, container, facts);
     defined.set(e.name, value);
     env.push({ name: e.name, value });
   }
-  const lookup = (name: string) => defined.get(name);
+  for (const name of Object.keys(services).sort()) if (!defined.has(name)) env.push({ name, value: services[name] });
   return { env, command: container.command.map((c) => expand(c, lookup)), args: container.args.map((a) => expand(a, lookup)) };
 }

@@ -25,6 +25,12 @@ export function authorize(user, verb, req) {
   if (!node) deny();
   const boundHere = (pod) => pod?.spec?.nodeName === node;
   switch (req.resource) {
+    case "services": {
+      // system:node may read every Service (for the service environment variables), nothing more.
+      if (verb === "get" || verb === "list" || verb === "watch") return;
+      deny();
+      break;
+    }
     case "nodes": {
       if (verb === "get" || verb === "list" || verb === "watch") return;
       if (req.name !== node && !(verb === "create" && req.body?.metadata?.name === node)) {

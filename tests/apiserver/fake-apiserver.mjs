@@ -17,6 +17,7 @@ const RESOURCES = {
   nodes: { groupVersion: "v1", kind: "Node", namespaced: false, subresources: ["status"] },
   events: { groupVersion: "v1", kind: "Event", namespaced: true, subresources: [] },
   leases: { groupVersion: "coordination.k8s.io/v1", kind: "Lease", namespaced: true, subresources: [] },
+  services: { groupVersion: "v1", kind: "Service", namespaced: true, subresources: [] },
 };
 /** Field selectors the real apiserver supports for these resources (a subset). */
 const SELECTABLE_FIELDS = {
@@ -24,6 +25,7 @@ const SELECTABLE_FIELDS = {
   nodes: ["metadata.name"],
   events: ["metadata.name", "metadata.namespace", "involvedObject.name", "involvedObject.uid"],
   leases: ["metadata.name", "metadata.namespace"],
+  services: ["metadata.name", "metadata.namespace"],
 };
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DEFAULT_POD_GRACE_SECONDS = 30;

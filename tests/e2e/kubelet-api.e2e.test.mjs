@@ -187,6 +187,30 @@ if (skip) {
       assert.deepEqual(run, { code: 200, body: "run works\n" }, "/run, the kubelet's one-shot exec");
     });
 
+    test("env through kubectl exec: fieldRef values and the service variables of the pod's namespace", async () => {
+      await cluster.kubectl(["create", "service", "clusterip", "cart", "--tcp=80:8080"]);
+      const pod = podObject("envy", "sleep 3600");
+      pod.spec.containers[0].env = [
+        { name: "MY_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+        { name: "MY_NODE", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+        { name: "CART_URL", value: "http://$(CART_SERVICE_HOST):$(CART_SERVICE_PORT)" },
+      ];
+      await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(pod) });
+      await waitFor("envy Running", async () => JSON.parse(await cluster.kubectl(["get", "pod", "envy", "-o", "json"])).status.phase === "Running", 60_000);
+      const env = Object.fromEntries((await cluster.kubectl(["exec", "envy", "--", "env"])).trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+      const ipOf = async (name) => (await cluster.kubectl(["get", "service", name, "-o", "jsonpath={.spec.clusterIP}"])).trim();
+      const [apiIp, cartIp] = [await ipOf("kubernetes"), await ipOf("cart")];
+      assert.equal(env.MY_NAME, "envy");
+      assert.equal(env.MY_NODE, NODE);
+      assert.equal(env.KUBERNETES_SERVICE_HOST, apiIp);
+      assert.equal(env.KUBERNETES_SERVICE_PORT, "443");
+      assert.equal(env.KUBERNETES_PORT_443_TCP, `tcp://${apiIp}:443`);
+      assert.equal(env.CART_SERVICE_HOST, cartIp);
+      assert.equal(env.CART_SERVICE_PORT_80_8080, "80", "a named port (kubectl names it 80-8080)");
+      assert.equal(env.CART_URL, `http://${cartIp}:80`, "$(VAR) from the service variables");
+      await cluster.kubectl(["delete", "pod", "envy", "--grace-period=1"]);
+    });
+
     test("kubectl exec -it gets a terminal (kubectl run in a pty, as a user's shell runs it)", async (t) => {
       if (!fs.existsSync("/usr/bin/script")) return t.skip("util-linux script is not installed");
       const kubectl = `${assetPath("kubectl")} --kubeconfig ${cluster.real.adminKubeconfig}`;
