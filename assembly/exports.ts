@@ -279,3 +279,4 @@ export { qosPodQosClass, qosOomScoreAdjust } from "./library/qos";
 export { cgroupsContainerCgroup, cgroupsPodCgroup, cgroupsPodCgroupParent } from "./library/cgroups";
 export { statusPodPhaseOf } from "./library/status";
 export { restartShouldRestart, restartBackOffStep, restartInBackOff } from "./library/restart";
+export { probeTick, probeRecordOutcome, probeFirstTickAt, probeNextTickAt } from "./library/probe";

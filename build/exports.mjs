@@ -38,6 +38,10 @@ export const EXPORT_NAMES = [
   ["restartShouldRestart", `${lib("restart")}#should-restart`, "postReturn"],
   ["restartBackOffStep", `${lib("restart")}#back-off-step`, "postReturn"],
   ["restartInBackOff", `${lib("restart")}#in-back-off`, "postReturn"],
+  ["probeTick", `${lib("probe")}#tick`, "postReturn"],
+  ["probeRecordOutcome", `${lib("probe")}#record-outcome`, "postReturn"],
+  ["probeFirstTickAt", `${lib("probe")}#first-tick-at`, "postReturn"],
+  ["probeNextTickAt", `${lib("probe")}#next-tick-at`, "postReturn"],
 ];
 
 /// Exports that exist only for wiring inside the module and must not reach the component.

@@ -6,7 +6,7 @@ import { WorkerContext } from "./context";
 import { ContainerObservation, ContainerSpec, ContainerState, PodSpec, SandboxObservation } from "./model";
 import { PodRecord } from "./pod-record";
 import { isContainerStarted } from "./probe-status";
-import { RestartPolicy, shouldContainerBeRestarted } from "./restart";
+import { RestartPolicy, shouldContainerBeRestarted, shouldInitContainerBeRestarted } from "./restart";
 import { latestContainer } from "./status";
 import { hasInvalidImageName, inCrashLoopBackOff, inImagePullBackOff, syncContainer } from "./sync-pod";
 
@@ -71,8 +71,8 @@ function syncInitContainer(rec: PodRecord, ctx: WorkerContext, container: Contai
       ctx.stopContainer(rec, current.id, name, "Stopping container " + name + ": its state is unknown");
       return InitProgress.Acted;
     }
-    // Exited with a failure.
-    if (policy == RestartPolicy.Never) return InitProgress.Blocked;
+    // Exited with a failure: again, unless the policy is Never.
+    if (!shouldInitContainerBeRestarted(current, policy)) return InitProgress.Blocked;
     if (inCrashLoopBackOff(rec, ctx, name, hash, current)) return InitProgress.Blocked;
   }
   if (inImagePullBackOff(rec, ctx, name, container.image)) return InitProgress.Blocked;

@@ -155,13 +155,20 @@ export class ProbeManager {
   /// started, when it waits a random part of the period. The core has no randomness: the part is
   /// a hash of the probe's identity, spread as evenly and reproducible from run to run.
   private firstTickMs(uid: string, name: string, type: i32, periodMs: u64, nowMs: u64): u64 {
-    if (nowMs - this.startMs >= periodMs) return nowMs;
-    const spread = <u64>(fnv1a(uid + "/" + name + "/" + type.toString()) % 1000);
-    return nowMs + periodMs * spread / 1000;
+    return firstTickAtMs(uid, name, type, periodMs, this.startMs, nowMs);
   }
 }
 
-function nextTickAfter(tickMs: u64, periodMs: u64, nowMs: u64): u64 {
+/// A new worker's first tick: now, or within the first period after the agent started a part of
+/// the period given by a hash of the probe's identity (upstream: a random part).
+export function firstTickAtMs(uid: string, name: string, type: i32, periodMs: u64, agentStartMs: u64, nowMs: u64): u64 {
+  if (nowMs < agentStartMs || nowMs - agentStartMs >= periodMs) return nowMs;
+  const spread = <u64>(fnv1a(uid + "/" + name + "/" + type.toString()) % 1000);
+  return nowMs + periodMs * spread / 1000;
+}
+
+/// The tick after the one at `tickMs`.
+export function nextTickAfter(tickMs: u64, periodMs: u64, nowMs: u64): u64 {
   if (periodMs == 0) return nowMs + 1000;
   if (tickMs + periodMs > nowMs) return tickMs + periodMs;
   // Ticks missed while busy are dropped, as a Go ticker drops them.

@@ -34,6 +34,18 @@ export function shouldContainerBeRestarted(latest: ContainerObservation | null, 
   return true;
 }
 
+/// The same for an init container (upstream computeInitContainerActions): one that succeeded is
+/// done; one that failed runs again unless the pod's policy is Never (then the pod fails). A
+/// sidecar is kept running: `shouldContainerBeRestarted` with policy Always.
+export function shouldInitContainerBeRestarted(latest: ContainerObservation | null, policy: RestartPolicy, podDeleted: bool = false): bool {
+  if (podDeleted) return false;
+  if (latest === null) return true;
+  if (latest.state == ContainerState.Running) return false;
+  if (latest.state != ContainerState.Exited) return true;
+  if (latest.exitCode == 0) return false;
+  return policy != RestartPolicy.Never;
+}
+
 /// Back-off key: one per pod, container and container spec, so a changed spec starts afresh.
 export function crashLoopKey(podUid: string, containerName: string, specHash: string): string {
   return podUid + "/" + containerName + "/" + specHash;

@@ -1,7 +1,7 @@
 // Export shims of wit/restart.wit over the agent's own restart and back-off code.
 import { ContainerObservation, PodSpec } from "../core/model";
 import { Backoff } from "../core/backoff";
-import { restartPolicyOf, shouldContainerBeRestarted } from "../core/restart";
+import { RestartPolicy, restartPolicyOf, shouldContainerBeRestarted, shouldInitContainerBeRestarted } from "../core/restart";
 import { restartPolicyProblem } from "../core/validation";
 import { liftStringParts, resetArgumentArena } from "../abi/memory";
 import { LIBRARY_RETURN_AREA, liftCase, lowerError, lowerOkTag } from "../abi/library-types";
@@ -9,7 +9,12 @@ import { LIBRARY_RETURN_AREA, liftCase, lowerError, lowerOkTag } from "../abi/li
 /// The one key the stateless back-off functions use.
 const KEY = "container";
 
-export function restartShouldRestart(policyPtr: usize, policyLen: u32, podDeleted: i32, latestTag: i32, state: i32, exitCode: i32): usize {
+/// container-kind: regular 0, init 1, sidecar 2.
+const KIND_INIT = 1;
+const KIND_SIDECAR = 2;
+
+export function restartShouldRestart(kindValue: i32, policyPtr: usize, policyLen: u32, podDeleted: i32, latestTag: i32, state: i32, exitCode: i32): usize {
+  const kind = liftCase(<u32>kindValue, 3, "container-kind: bad case");
   const spec = new PodSpec();
   spec.restartPolicy = liftStringParts(policyPtr, policyLen);
   resetArgumentArena();
@@ -21,7 +26,13 @@ export function restartShouldRestart(policyPtr: usize, policyLen: u32, podDelete
   }
   const problem = restartPolicyProblem(spec.restartPolicy);
   if (problem.length > 0) return lowerError(LIBRARY_RETURN_AREA, 4, "restartPolicy: " + problem);
-  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), shouldContainerBeRestarted(latest, restartPolicyOf(spec), podDeleted != 0) ? 1 : 0, 4);
+  const policy = restartPolicyOf(spec);
+  const deleted = podDeleted != 0;
+  let restart: bool;
+  if (kind == KIND_INIT) restart = shouldInitContainerBeRestarted(latest, policy, deleted);
+  else if (kind == KIND_SIDECAR) restart = shouldContainerBeRestarted(latest, RestartPolicy.Always, deleted);
+  else restart = shouldContainerBeRestarted(latest, policy, deleted);
+  store<u8>(lowerOkTag(LIBRARY_RETURN_AREA), restart ? 1 : 0, 4);
   return LIBRARY_RETURN_AREA;
 }
 

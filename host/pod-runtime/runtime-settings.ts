@@ -86,10 +86,11 @@ function findContainer(spec: Json, name: string): Json {
 
 /**
  * The pod's managed /etc/hosts, written under `podDir` and mounted into the container, when the
- * pod has an IP (the kubelet's rule) and the container does not mount its own.
+ * pod has an IP or is on the node's network (the kubelet's rule) and the container does not mount
+ * its own.
  */
 export function hostsFileMount(facts: PodObjectFacts, containerName: string, hostNetwork: boolean, podIps: string[], podDir: string, settings: PodRuntimeSettings): { containerPath: string; hostPath: string; readonly: boolean } | undefined {
-  if (podIps.length === 0 || mountsOwnHostsFile(findContainer(facts.spec, containerName))) return undefined;
+  if ((podIps.length === 0 && !hostNetwork) || mountsOwnHostsFile(findContainer(facts.spec, containerName))) return undefined;
   const spec = facts.spec;
   let content: string;
   if (hostNetwork) {

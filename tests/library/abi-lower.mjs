@@ -1,7 +1,7 @@
 // Canonical-ABI lowering of a call's arguments into a byte image (strings, lists and records
 // laid out as abi-types.mjs says), with the flat arguments that point into it. The .wast driver
 // and the library benchmark's direct calls into the core module both use it.
-import { alignment, cases, fieldOffsets, flatten, payloadOffset, size } from "./abi-types.mjs";
+import { alignment, cases, fieldOffsets, flatten, payloadOffset, record, size } from "./abi-types.mjs";
 
 /** Argument bytes for one call, with the offsets that hold pointers relative to its start. */
 class Image {
@@ -132,9 +132,28 @@ function lowerFlat(img, t, value) {
   }
 }
 
-/** Lowers a whole call: the image to copy in and the flat arguments (some relative to it). */
+/** The canonical ABI's limit: more flat parameters than this go in memory, by one pointer. */
+export const MAX_FLAT_PARAMS = 16;
+
+/** The parameters of `sig` as a tuple (a record of its parameters, in order). */
+export function paramTuple(sig) {
+  return record(sig.params.map((t, i) => [String(i), t]));
+}
+
+/**
+ * Lowers a whole call: the image to copy in and the flat arguments (some relative to it). Past 16
+ * flat values the parameters are stored as a tuple in the image and passed as its address.
+ */
 export function lowerCall(sig, args) {
   const img = new Image();
-  const flat = sig.params.flatMap((t, i) => lowerFlat(img, t, args[i]));
-  return { bytes: img.bytes().slice(), pointerSlots: img.pointerSlots, flat };
+  let flatArgs;
+  if (sig.params.flatMap(flatten).length > MAX_FLAT_PARAMS) {
+    const tuple = paramTuple(sig);
+    const at = img.alloc(size(tuple), alignment(tuple));
+    store(img, tuple, Object.fromEntries(args.map((a, i) => [String(i), a])), at);
+    flatArgs = [flat("i32", at, true)];
+  } else {
+    flatArgs = sig.params.flatMap((t, i) => lowerFlat(img, t, args[i]));
+  }
+  return { bytes: img.bytes().slice(), pointerSlots: img.pointerSlots, flat: flatArgs };
 }

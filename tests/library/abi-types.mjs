@@ -26,6 +26,19 @@ const containerOomScoreAdj = record([["name", str], ["oomScoreAdj", s32]]);
 const containerStatusState = enumOf(["waiting", "running", "terminated"]);
 const podPhase = enumOf(["pending", "running", "succeeded", "failed", "unknown"]);
 const containerPhaseState = record([["name", str], ["state", containerStatusState], ["exitCode", s32], ["terminatedBefore", bool]]);
+const initContainerPhaseSpec = record([["name", str], ["sidecar", bool]]);
+const initContainerPhaseState = record([
+  ["name", str], ["state", containerStatusState], ["exitCode", s32], ["terminatedBefore", bool], ["lastExitCode", s32], ["started", bool],
+]);
+const containerKind = enumOf(["regular", "init", "sidecar"]);
+const probeType = enumOf(["startup", "liveness", "readiness"]);
+const probeOutcome = enumOf(["success", "warning", "failure", "unknown", "error"]);
+const probeResult = enumOf(["none", "success", "failure", "unknown"]);
+const probeWorkerState = record([["containerId", str], ["result", probeResult], ["lastResult", probeResult], ["resultRun", s32], ["onHold", bool]]);
+const probedContainer = record([["containerId", str], ["state", containerStatusState], ["startedAtNs", s64], ["started", bool]]);
+const podProbeContext = enumOf(["running", "stopping", "finished"]);
+const tickOutcome = record([["worker", probeWorkerState], ["decision", enumOf(["wait", "run", "stop"])], ["resultChanged", bool]]);
+const recordedOutcome = record([["worker", probeWorkerState], ["resultChanged", bool], ["kill", bool]]);
 const containerState = enumOf(["created", "running", "exited", "unknown"]);
 const latestContainer = record([["state", containerState], ["exitCode", s32]]);
 const backOffEntry = record([["durationMs", u64], ["lastUpdateMs", u64]]);
@@ -60,8 +73,12 @@ export const SIGNATURES = {
   "cgroups.containerCgroup": fn("cgroups", "container-cgroup", [containerResources], result(cgroupValues, str)),
   "cgroups.podCgroup": fn("cgroups", "pod-cgroup", [podResources], result(cgroupValues, str)),
   "cgroups.podCgroupParent": fn("cgroups", "pod-cgroup-parent", [podResources], result(str, str)),
-  "status.podPhaseOf": fn("status", "pod-phase-of", [str, list(str), list(containerPhaseState), bool], result(podPhase, str)),
-  "restart.shouldRestart": fn("restart", "should-restart", [str, bool, option(latestContainer)], result(bool, str)),
+  "status.podPhaseOf": fn("status", "pod-phase-of", [str, list(initContainerPhaseSpec), list(str), list(initContainerPhaseState), list(containerPhaseState), bool, bool], result(podPhase, str)),
+  "restart.shouldRestart": fn("restart", "should-restart", [containerKind, str, bool, option(latestContainer)], result(bool, str)),
+  "probe.tick": fn("probe", "tick", [probeType, s32, probeWorkerState, option(probedContainer), podProbeContext, bool, u64], result(tickOutcome, str)),
+  "probe.recordOutcome": fn("probe", "record-outcome", [probeType, s32, s32, probeWorkerState, str, probeOutcome], result(recordedOutcome, str)),
+  "probe.firstTickAt": fn("probe", "first-tick-at", [str, str, probeType, s32, u64, u64], result(u64, str)),
+  "probe.nextTickAt": fn("probe", "next-tick-at", [u64, s32, u64], result(u64, str)),
   "restart.backOffStep": fn("restart", "back-off-step", [option(backOffEntry), u64, u64, u64, u64], result(backOffEntry, str)),
   "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], result(bool, str)),
   "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),

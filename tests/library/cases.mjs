@@ -135,8 +135,15 @@ const cgroups = [
 
 // ---- status -------------------------------------------------------------------------------
 const st = (name, state, exitCode = 0, terminatedBefore = false) => ({ name, state, exitCode, terminatedBefore });
-const phase = (id, policy, names, statuses, terminal, expected) =>
-  ({ id: `phase/${id}`, fn: ["status", "podPhaseOf"], args: [policy, names, statuses, terminal], ok: expected });
+/** An init container's status: `last` is lastState.terminated's exit code (undefined: none). */
+const ist = (name, state, { exitCode = 0, last, started = false } = {}) =>
+  ({ name, state, exitCode, terminatedBefore: last !== undefined, lastExitCode: last ?? 0, started });
+const init = (name, sidecar = false) => ({ name, sidecar });
+const phaseCall = (policy, names, statuses, terminal, { inits = [], initStatuses = [], initialized = false } = {}) =>
+  [policy, inits, names, initStatuses, statuses, initialized, terminal];
+const phase = (id, policy, names, statuses, terminal, expected, withInit) =>
+  ({ id: `phase/${id}`, fn: ["status", "podPhaseOf"], args: phaseCall(policy, names, statuses, terminal, withInit), ok: expected });
+const phaseErr = (id, args, err) => ({ id: `phase/${id}`, fn: ["status", "podPhaseOf"], args, err });
 const status = [
   phase("running", "Always", ["a"], [st("a", "running")], false, "running"),
   phase("waiting-to-start", "Always", ["a", "b"], [st("a", "running"), st("b", "waiting")], false, "pending"),
@@ -151,39 +158,77 @@ const status = [
   phase("terminal-succeeded", "Always", ["a"], [st("a", "terminated", 0)], true, "succeeded"),
   phase("terminal-failed", "Always", ["a"], [st("a", "terminated", 137)], true, "failed"),
   phase("terminal-never-started", "Always", ["a"], [], true, "failed"),
-  { id: "phase/bad-policy", fn: ["status", "podPhaseOf"], args: ["Sometimes", ["a"], [], false],
-    err: 'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
-  { id: "phase/bad-unknown-container", fn: ["status", "podPhaseOf"], args: ["Always", ["a"], [st("b", "running")], false],
-    err: 'status.containerStatuses[0].name: Not found: "b"' },
-  { id: "phase/bad-no-containers", fn: ["status", "podPhaseOf"], args: ["Never", [], [], false], err: "spec.containers: Required value" },
-  { id: "phase/bad-duplicate-status", fn: ["status", "podPhaseOf"], args: ["Never", ["a"], [st("a", "running"), st("a", "running")], false],
-    err: 'status.containerStatuses[1].name: Duplicate value: "a"' },
+  // Init containers (upstream getPhase's table): not done keeps the pod Pending.
+  phase("init-not-started", "Always", ["a"], [], false, "pending", { inits: [init("i")] }),
+  phase("init-running", "Always", ["a"], [], false, "pending", { inits: [init("i")], initStatuses: [ist("i", "running")] }),
+  phase("init-waiting-first-time", "Always", ["a"], [], false, "pending", { inits: [init("i")], initStatuses: [ist("i", "waiting")] }),
+  phase("init-done-regular-running", "Always", ["a"], [st("a", "running")], false, "running", { inits: [init("i")], initStatuses: [ist("i", "terminated")] }),
+  phase("init-second-pending", "Always", ["a"], [], false, "pending", { inits: [init("i"), init("j")], initStatuses: [ist("i", "terminated")] }),
+  phase("init-failed-never", "Never", ["a"], [], false, "failed", { inits: [init("i")], initStatuses: [ist("i", "terminated", { exitCode: 1 })] }),
+  phase("init-failed-restarting-always", "Always", ["a"], [], false, "pending", { inits: [init("i")], initStatuses: [ist("i", "waiting", { last: 1 })] }),
+  phase("init-failed-before-never", "Never", ["a"], [], false, "failed", { inits: [init("i")], initStatuses: [ist("i", "waiting", { last: 2 })] }),
+  phase("init-failed-on-failure", "OnFailure", ["a"], [], false, "pending", { inits: [init("i")], initStatuses: [ist("i", "terminated", { exitCode: 1 })] }),
+  // Sidecars: started ones count as running; one not started keeps a new pod Pending.
+  phase("sidecar-started", "Always", ["a"], [st("a", "running")], false, "running", { inits: [init("s", true)], initStatuses: [ist("s", "running", { started: true })] }),
+  phase("sidecar-not-started", "Always", ["a"], [], false, "pending", { inits: [init("s", true)], initStatuses: [ist("s", "running")] }),
+  phase("sidecar-not-started-initialized", "Always", ["a"], [st("a", "running")], false, "running",
+    { inits: [init("s", true)], initStatuses: [ist("s", "running")], initialized: true }),
+  phase("sidecar-restarting", "Always", ["a"], [st("a", "running")], false, "running", { inits: [init("s", true)], initStatuses: [ist("s", "waiting", { last: 1 })] }),
+  phase("sidecar-outlives-job", "Never", ["a"], [st("a", "terminated", 0)], false, "succeeded", { inits: [init("s", true)], initStatuses: [ist("s", "terminated", { exitCode: 137 })] }),
+  phase("sidecar-running-job-done", "Never", ["a"], [st("a", "terminated", 0)], false, "running", { inits: [init("s", true)], initStatuses: [ist("s", "running", { started: true })] }),
+  phase("sidecar-no-status", "Always", ["a"], [st("a", "running")], false, "pending", { inits: [init("s", true)], initialized: true }),
+  phaseErr("bad-policy", phaseCall("Sometimes", ["a"], [], false),
+    'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'),
+  phaseErr("bad-unknown-container", phaseCall("Always", ["a"], [st("b", "running")], false), 'status.containerStatuses[0].name: Not found: "b"'),
+  phaseErr("bad-no-containers", phaseCall("Never", [], [], false), "spec.containers: Required value"),
+  phaseErr("bad-duplicate-status", phaseCall("Never", ["a"], [st("a", "running"), st("a", "running")], false), 'status.containerStatuses[1].name: Duplicate value: "a"'),
+  phaseErr("bad-init-named-as-container", phaseCall("Always", ["a"], [], false, { inits: [init("a")] }), 'spec.initContainers[0].name: Duplicate value: "a"'),
+  phaseErr("bad-init-empty-name", phaseCall("Always", ["a"], [], false, { inits: [init("")] }), "spec.initContainers[0].name: Required value"),
+  phaseErr("bad-unknown-init-status", phaseCall("Always", ["a"], [], false, { inits: [init("i")], initStatuses: [ist("a", "running")] }),
+    'status.initContainerStatuses[0].name: Not found: "a"'),
 ];
 
 // ---- restart ------------------------------------------------------------------------------
-const should = (id, policy, latest, expected, deleted = false) =>
-  ({ id: `should-restart/${id}`, fn: ["restart", "shouldRestart"], args: [policy, deleted, latest], ok: expected });
+const should = (id, policy, latest, expected, deleted = false, kind = "regular") =>
+  ({ id: `should-restart/${id}`, fn: ["restart", "shouldRestart"], args: [kind, policy, deleted, latest], ok: expected });
 const entry = (durationMs, lastUpdateMs) => ({ durationMs, lastUpdateMs });
 const step = (id, previous, eventTimeMs, nowMs, expected) =>
   ({ id: `back-off/${id}`, fn: ["restart", "backOffStep"], args: [previous, eventTimeMs, nowMs, 10000n, 300000n], ok: expected });
 const waiting = (id, e, eventTimeMs, nowMs, expected) =>
   ({ id: `in-back-off/${id}`, fn: ["restart", "inBackOff"], args: [e, eventTimeMs, nowMs, 300000n], ok: expected });
+const exited = (exitCode) => ({ state: "exited", exitCode });
 const restart = [
   should("never-created", "Never", undefined, true),
   should("running", "Always", { state: "running", exitCode: 0 }, false),
   // Upstream recreates a container left created or unknown, whatever the policy.
   should("created", "Never", { state: "created", exitCode: 0 }, true),
   should("unknown", "Never", { state: "unknown", exitCode: 0 }, true),
-  should("always-exit-0", "Always", { state: "exited", exitCode: 0 }, true),
-  should("on-failure-exit-0", "OnFailure", { state: "exited", exitCode: 0 }, false),
-  should("on-failure-exit-1", "OnFailure", { state: "exited", exitCode: 1 }, true),
-  should("never-exit-1", "Never", { state: "exited", exitCode: 1 }, false),
+  should("always-exit-0", "Always", exited(0), true),
+  should("on-failure-exit-0", "OnFailure", exited(0), false),
+  should("on-failure-exit-1", "OnFailure", exited(1), true),
+  should("never-exit-1", "Never", exited(1), false),
   // A pod marked for deletion restarts nothing.
-  should("pod-deleted", "Always", { state: "exited", exitCode: 1 }, false, true),
+  should("pod-deleted", "Always", exited(1), false, true),
   should("pod-deleted-never-created", "Always", undefined, false, true),
-  { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["always", false, undefined],
+  // Init containers run to success: done at exit 0 whatever the policy, again after a failure
+  // unless the pod's policy is Never.
+  should("init-exit-0-always", "Always", exited(0), false, false, "init"),
+  should("init-exit-1-always", "Always", exited(1), true, false, "init"),
+  should("init-exit-1-on-failure", "OnFailure", exited(1), true, false, "init"),
+  should("init-exit-1-never", "Never", exited(1), false, false, "init"),
+  should("init-never-created", "Never", undefined, true, false, "init"),
+  should("init-running", "Always", { state: "running", exitCode: 0 }, false, false, "init"),
+  should("init-pod-deleted", "Always", exited(1), false, true, "init"),
+  // Sidecars are kept running whatever the pod's policy.
+  should("sidecar-exit-0-never", "Never", exited(0), true, false, "sidecar"),
+  should("sidecar-exit-1-on-failure", "OnFailure", exited(1), true, false, "sidecar"),
+  should("sidecar-running", "Never", { state: "running", exitCode: 0 }, false, false, "sidecar"),
+  should("sidecar-pod-deleted", "Always", exited(1), false, true, "sidecar"),
+  { id: "should-restart/bad-policy", fn: ["restart", "shouldRestart"], args: ["regular", "always", false, undefined],
     err: 'restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"' },
-  { id: "should-restart/bad-policy-deleted-pod", fn: ["restart", "shouldRestart"], args: ["Sometimes", true, { state: "running", exitCode: 0 }],
+  { id: "should-restart/bad-policy-deleted-pod", fn: ["restart", "shouldRestart"], args: ["regular", "Sometimes", true, { state: "running", exitCode: 0 }],
+    err: 'restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
+  { id: "should-restart/bad-policy-sidecar", fn: ["restart", "shouldRestart"], args: ["sidecar", "Sometimes", false, undefined],
     err: 'restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
   // 10 s, doubling to 300 s; an entry more than 2 x 300 s older than the event starts over.
   step("first", undefined, 5000n, 6000n, entry(10000n, 6000n)),
@@ -204,6 +249,63 @@ const restart = [
   { id: "in-back-off/bad-max", fn: ["restart", "inBackOff"], args: [entry(10000n, 0n), 0n, 0n, 0n], err: "max-ms: Invalid value: 0: must be greater than 0" },
   { id: "in-back-off/bad-wait-above-max", fn: ["restart", "inBackOff"], args: [entry(400000n, 0n), 0n, 0n, 300000n],
     err: "entry.duration-ms: Invalid value: 400000: must be less than or equal to max-ms (300000)" },
+];
+
+// ---- probe --------------------------------------------------------------------------------
+const worker = (containerId = "", result = "none", lastResult = "none", resultRun = 0, onHold = false) => ({ containerId, result, lastResult, resultRun, onHold });
+const NEW = worker();
+const S = 1_000_000_000n; // ns per second
+const box = (containerId, state, startedAtNs, started) => ({ containerId, state, startedAtNs, started });
+const tick = (id, type, delay, w, container, expected, { pod = "running", neverRestart = false, nowMs = 100_000n } = {}) =>
+  ({ id: `probe-tick/${id}`, fn: ["probe", "tick"], args: [type, delay, w, container, pod, neverRestart, nowMs], ok: expected });
+const ticked = (w, decision, resultChanged) => ({ worker: w, decision, resultChanged });
+const rec = (id, type, success, failure, w, containerId, outcome, expected) =>
+  ({ id: `probe-record/${id}`, fn: ["probe", "recordOutcome"], args: [type, success, failure, w, containerId, outcome], ok: expected });
+const recorded = (w, resultChanged, kill) => ({ worker: w, resultChanged, kill });
+const probe = [
+  // A new container: the type's initial result (readiness failure, liveness success, startup unknown).
+  tick("new-readiness", "readiness", 0, NEW, box("c1", "running", 90n * S, true), ticked(worker("c1", "failure"), "run", true)),
+  tick("new-liveness", "liveness", 0, NEW, box("c1", "running", 90n * S, true), ticked(worker("c1", "success"), "run", true)),
+  tick("new-startup", "startup", 0, NEW, box("c1", "running", 90n * S, false), ticked(worker("c1", "unknown"), "run", true)),
+  tick("no-status", "readiness", 0, NEW, undefined, ticked(NEW, "wait", false)),
+  tick("waiting-container", "liveness", 0, worker("c1", "success"), box("c1", "waiting", 0n, false), ticked(worker("c1", "success"), "wait", false)),
+  // initialDelaySeconds: 95 s started, 10 s delay at 100 s: wait; at 106 s: run.
+  tick("initial-delay", "liveness", 10, worker("c1", "success"), box("c1", "running", 95n * S, true), ticked(worker("c1", "success"), "wait", false)),
+  tick("initial-delay-over", "liveness", 10, worker("c1", "success"), box("c1", "running", 95n * S, true), ticked(worker("c1", "success"), "run", false), { nowMs: 106_000n }),
+  // Liveness and readiness wait for startup; a startup probe stops once started.
+  tick("liveness-before-startup", "liveness", 0, worker("c1", "success"), box("c1", "running", 90n * S, false), ticked(worker("c1", "success"), "wait", false)),
+  tick("startup-after-started", "startup", 0, worker("c1", "success"), box("c1", "running", 90n * S, true), ticked(worker("c1", "success"), "wait", false)),
+  tick("on-hold", "liveness", 0, worker("c1", "failure", "none", 0, true), box("c1", "running", 90n * S, true), ticked(worker("c1", "failure", "none", 0, true), "wait", false)),
+  // A new container lifts the hold and starts afresh.
+  tick("new-container-lifts-hold", "liveness", 0, worker("c1", "failure", "none", 0, true), box("c2", "running", 90n * S, true), ticked(worker("c2", "success"), "run", true)),
+  tick("ended-container", "readiness", 0, worker("c1", "success", "success", 1), box("c1", "terminated", 90n * S, true), ticked(worker("c1", "failure", "success", 1), "wait", true)),
+  tick("ended-for-good", "readiness", 0, worker("c1", "success", "success", 1), box("c1", "terminated", 90n * S, true), ticked(worker("c1", "failure", "success", 1), "stop", true), { neverRestart: true }),
+  // A pod being stopped: liveness ends quietly with success; readiness keeps probing.
+  tick("stopping-liveness", "liveness", 0, worker("c1", "failure", "failure", 1), box("c1", "running", 90n * S, true), ticked(worker("c1", "success", "failure", 1), "stop", true), { pod: "stopping" }),
+  tick("stopping-readiness", "readiness", 0, worker("c1", "success", "success", 1), box("c1", "running", 90n * S, true), ticked(worker("c1", "success", "success", 1), "run", false), { pod: "stopping" }),
+  tick("finished-pod", "readiness", 0, worker("c1", "success"), box("c1", "running", 90n * S, true), ticked(worker("c1", "success"), "stop", true), { pod: "finished" }),
+  { id: "probe-tick/bad-delay", fn: ["probe", "tick"], args: ["liveness", -1, NEW, undefined, "running", false, 0n], err: "initial-delay-seconds: Invalid value: -1: must be greater than or equal to 0" },
+  // Thresholds: readiness needs 2 successes here; liveness 3 failures, then a kill and a hold.
+  rec("readiness-first-success", "readiness", 2, 3, worker("c1", "failure"), "c1", "success", recorded(worker("c1", "failure", "success", 1), false, false)),
+  rec("readiness-second-success", "readiness", 2, 3, worker("c1", "failure", "success", 1), "c1", "success", recorded(worker("c1", "success", "success", 2), true, false)),
+  rec("warning-is-success", "readiness", 1, 3, worker("c1", "failure"), "c1", "warning", recorded(worker("c1", "success", "success", 1), true, false)),
+  rec("liveness-second-failure", "liveness", 1, 3, worker("c1", "success", "failure", 1), "c1", "failure", recorded(worker("c1", "success", "failure", 2), false, false)),
+  rec("liveness-third-failure-kills", "liveness", 1, 3, worker("c1", "success", "failure", 2), "c1", "failure", recorded(worker("c1", "failure", "failure", 0, true), true, true)),
+  rec("startup-failure-kills", "startup", 1, 1, worker("c1", "unknown"), "c1", "unknown", recorded(worker("c1", "failure", "failure", 0, true), true, true)),
+  rec("readiness-failure-no-kill", "readiness", 1, 1, worker("c1", "success", "success", 3), "c1", "failure", recorded(worker("c1", "failure", "failure", 1), true, false)),
+  rec("error-dropped", "liveness", 1, 3, worker("c1", "success", "failure", 2), "c1", "error", recorded(worker("c1", "success", "failure", 2), false, false)),
+  rec("other-container-dropped", "liveness", 1, 1, worker("c1", "success"), "c0", "failure", recorded(worker("c1", "success"), false, false)),
+  { id: "probe-record/bad-success-threshold-liveness", fn: ["probe", "recordOutcome"], args: ["liveness", 2, 3, NEW, "c1", "success"], err: "success-threshold: Invalid value: 2: must be 1" },
+  { id: "probe-record/bad-failure-threshold", fn: ["probe", "recordOutcome"], args: ["readiness", 1, 0, NEW, "c1", "success"], err: "failure-threshold: Invalid value: 0: must be greater than 0" },
+  { id: "probe-record/bad-success-threshold", fn: ["probe", "recordOutcome"], args: ["readiness", 0, 3, NEW, "c1", "success"], err: "success-threshold: Invalid value: 0: must be greater than 0" },
+  // The first tick: at once, except in the first period after the agent started (a hash's share).
+  { id: "probe-first/settled-agent", fn: ["probe", "firstTickAt"], args: ["uid-1", "app", "liveness", 10, 0n, 50_000n], ok: 50_000n },
+  // FNV-1a of "uid-1/app/1" is 99 modulo 1000: 99/1000 of the 10 s period.
+  { id: "probe-first/fresh-agent", fn: ["probe", "firstTickAt"], args: ["uid-1", "app", "liveness", 10, 45_000n, 50_000n], ok: 50_990n },
+  { id: "probe-first/bad-period", fn: ["probe", "firstTickAt"], args: ["uid-1", "app", "liveness", 0, 0n, 0n], err: "period-seconds: Invalid value: 0: must be greater than 0" },
+  { id: "probe-next/on-time", fn: ["probe", "nextTickAt"], args: [10_000n, 10, 12_000n], ok: 20_000n },
+  { id: "probe-next/missed-ticks", fn: ["probe", "nextTickAt"], args: [10_000n, 10, 45_000n], ok: 50_000n },
+  { id: "probe-next/bad-period", fn: ["probe", "nextTickAt"], args: [0n, -5, 0n], err: "period-seconds: Invalid value: -5: must be greater than 0" },
 ];
 
 // ---- eviction -----------------------------------------------------------------------------
@@ -344,7 +446,7 @@ const pleg = [
     err: "after.sandboxes[0].id: Required value" },
 ];
 
-export const CASES = [...qos, ...cgroups, ...status, ...restart, ...eviction, ...pleg];
+export const CASES = [...qos, ...cgroups, ...status, ...restart, ...probe, ...eviction, ...pleg];
 
 /** Runs one case against a library ({ qos, cgroups, ... } as jco exports them): {ok} or {err}. */
 export function runCase(library, c) {
