@@ -5,9 +5,10 @@ import { InitStatuses } from "./status";
 
 const CONTAINERS_NOT_READY = "ContainersNotReady";
 const POD_COMPLETED = "PodCompleted";
+const POD_FAILED = "PodFailed";
 
 /// ContainersReady: every sidecar and every container ready; a Succeeded pod's is false with
-/// PodCompleted.
+/// PodCompleted, a Failed pod's with PodFailed (its containers may still be stopping).
 function containersReady(statuses: ContainerStatus[], phase: i32, init: InitStatuses | null): PodCondition {
   const condition = new PodCondition(PodConditionType.ContainersReady);
   const unready: string[] = [];
@@ -17,6 +18,10 @@ function containersReady(statuses: ContainerStatus[], phase: i32, init: InitStat
   for (let i = 0; i < statuses.length; i++) if (!statuses[i].ready) unready.push(statuses[i].name);
   if (phase == PodPhase.Succeeded) {
     condition.reason = POD_COMPLETED;
+    return condition;
+  }
+  if (phase == PodPhase.Failed) {
+    condition.reason = POD_FAILED;
     return condition;
   }
   if (unready.length > 0) {

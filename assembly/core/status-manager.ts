@@ -97,6 +97,9 @@ function initStatuses(rec: PodRecord, spec: PodSpec, statuses: ContainerStatus[]
   for (let i = 0; i < list.length; i++) {
     hasStatus.push(list[i].containerId.length > 0);
     sidecar.push(spec.initContainers[i].isSidecar);
+    // An init container that ran to success is ready (upstream's prober manager says so).
+    const s = list[i];
+    if (!spec.initContainers[i].isSidecar && s.state == State.Terminated && s.exitCode == 0) s.ready = true;
   }
   // Initialized before: a regular container ran, or the last status said so.
   let initializedBefore = false;

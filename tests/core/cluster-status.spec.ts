@@ -81,6 +81,21 @@ describe("status for the apiserver", () => {
     expect(status.conditions[2].reason).toBe("PodCompleted");
     expect(condition(status, PodConditionType.PodReadyToStartContainers)).toBe(false); // sandbox stopped
   });
+
+  it("a Failed pod's Ready and ContainersReady conditions say PodFailed, with no message (as the upstream kubelet's)", () => {
+    const node = started("u1", "Never");
+    node.exit("app", 3);
+    node.runUntil(node.nowMs + 3 * S);
+    const status = node.statuses.get("u1");
+    expect(status.phase).toBe(PodPhase.Failed);
+    for (let i = 0; i < status.conditions.length; i++) {
+      const c = status.conditions[i];
+      if (c.conditionType != PodConditionType.Ready && c.conditionType != PodConditionType.ContainersReady) continue;
+      expect(c.status).toBe(false);
+      expect(c.reason).toBe("PodFailed");
+      expect(c.message).toBe("");
+    }
+  });
 });
 
 describe("deletion marked by the apiserver", () => {

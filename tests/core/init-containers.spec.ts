@@ -71,6 +71,8 @@ describe("init containers", () => {
     expect(status.phase).toBe(PodPhase.Running);
     expect(conditionOf(status, PodConditionType.Initialized)).toBe(true);
     expect(status.initContainerStatuses[0].reason).toBe("Completed");
+    // Done with exit 0: ready, as the upstream kubelet reports it.
+    expect(status.initContainerStatuses[0].ready).toBe(true);
   });
 
   it("a failed init container under Never fails the pod and no regular container starts", () => {
@@ -81,6 +83,7 @@ describe("init containers", () => {
     const status = node.statuses.get("u1");
     expect(status.phase).toBe(PodPhase.Failed);
     expect(status.initContainerStatuses[0].exitCode).toBe(3);
+    expect(status.initContainerStatuses[0].ready).toBe(false);
   });
 
   it("a failed init container under Always is restarted with back-off, and not counted done", () => {

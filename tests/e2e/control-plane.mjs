@@ -74,7 +74,7 @@ export class TestPki {
 }
 
 /** A kubeconfig file for `user` with a client certificate (paths inlined as data). */
-function writeKubeconfig(file, server, caCert, { cert, key }, user) {
+export function writeKubeconfig(file, server, caCert, { cert, key }, user) {
   fs.writeFileSync(file, stringify({
     apiVersion: "v1",
     kind: "Config",
@@ -86,12 +86,12 @@ function writeKubeconfig(file, server, caCert, { cert, key }, user) {
 }
 
 /** A child process whose output goes to a log file; `stop()` ends it and waits. */
-class Service {
-  constructor(name, bin, args, logFile) {
+export class Service {
+  constructor(name, bin, args, logFile, { env } = {}) {
     this.name = name;
     this.logFile = logFile;
     const out = fs.openSync(logFile, "a");
-    this.proc = spawn(bin, args, { stdio: ["ignore", out, out] });
+    this.proc = spawn(bin, args, { stdio: ["ignore", out, out], ...(env ? { env } : {}) });
     fs.closeSync(out);
     this.exited = new Promise((resolve) => this.proc.once("exit", (code, signal) => resolve({ code, signal })));
   }
@@ -233,6 +233,13 @@ export class RealControlPlane {
    */
   clientCert(name, user, groups = []) {
     return this.pki.issue(name, `/CN=${user}${groups.map((g) => `/O=${g}`).join("")}`);
+  }
+
+  /** A kubeconfig for another node `name` (system:node:<name>), for a second agent. */
+  nodeKubeconfigFor(name) {
+    const file = path.join(this.work, `${name}.conf`);
+    writeKubeconfig(file, this.url, this.pki.caCert, this.clientCert(`node-${name}`, `system:node:${name}`, ["system:nodes"]), `system:node:${name}`);
+    return file;
   }
 
   /** Runs the real kubectl as the admin; resolves with stdout, rejects with stderr. */
