@@ -13,6 +13,7 @@ import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
 import { Executor } from "./executor.js";
 import type { PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 import { sysctlRefusal } from "./pod-runtime/ports-and-sysctls.js";
+import { NODE_AFFINITY_MESSAGE, matchesNode } from "./pod-runtime/node-affinity.js";
 import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
@@ -59,6 +60,8 @@ export interface AgentLoopOptions {
    * are not known yet. Without the option (no apiserver) pods get none, as upstream.
    */
   serviceEnv?: (namespace: string, enableServiceLinks: boolean) => Record<string, string> | undefined;
+  /** The Node's labels now, for pods' nodeSelector and node affinity (default: none match). */
+  nodeLabels?: () => Record<string, string>;
   /** --allowed-unsafe-sysctls: sysctls beyond the safe ones that pods may set here. */
   allowedUnsafeSysctls?: string[];
 }
@@ -104,6 +107,8 @@ export class AgentLoop {
   /** The newest relist: which containers each pod has, for the stats pass. */
   private lastSnapshot: RuntimeSnapshot | undefined;
   private feeder = new PodFeeder();
+  /** Pods the host's admission (node affinity, sysctls) let in: not checked again while desired. */
+  private hostAdmitted = new Set<string>();
   private statsTimer?: NodeJS.Timeout;
   /** The pressure conditions the core last announced. */
   pressure: NodePressure = { memory: false, disk: false, pid: false };
@@ -290,18 +295,37 @@ export class AgentLoop {
 
   /** Gives the core the desired pods; returns the ones it refused (setPods logs them). */
   /**
-   * The desired pods to the core, but for those the node's sysctl admission refuses (upstream's
-   * sysctl admit handler: SysctlForbidden); returns every refusal, the core's and the host's.
+   * The desired pods to the core, but for those the node's own admission refuses (upstream's
+   * predicate and sysctl admit handlers: NodeAffinity, SysctlForbidden); returns every refusal,
+   * the core's and the host's.
    */
   private feedPods(): PodRefusal[] {
     const refusals: PodRefusal[] = [];
     const admitted: number[] = [];
+    const node = { name: this.options.core.nodeName, labels: this.options.nodeLabels?.() ?? {} };
+    const stillDesired = new Set<string>();
     this.desired.forEach((p, index) => {
-      const spec = (p.manifest as { spec?: Record<string, unknown> } | undefined)?.spec;
+      const uid = p.spec.uid;
+      stillDesired.add(uid);
+      // Admission is for new pods: a node label removed later does not stop an admitted pod
+      // (IgnoredDuringExecution), as upstream admits each pod once.
+      if (this.hostAdmitted.has(uid)) {
+        admitted.push(index);
+        return;
+      }
+      const spec = (p.manifest as { spec?: Record<string, any> } | undefined)?.spec;
+      if (spec && !matchesNode(spec, node)) {
+        refusals.push({ index, origin: p.origin, field: "spec.nodeSelector", message: NODE_AFFINITY_MESSAGE, reason: "NodeAffinity" });
+        return;
+      }
       const refusal = spec ? sysctlRefusal(spec, this.options.allowedUnsafeSysctls ?? []) : undefined;
       if (refusal) refusals.push({ index, origin: p.origin, field: refusal.field, message: refusal.message, reason: "SysctlForbidden" });
-      else admitted.push(index);
+      else {
+        admitted.push(index);
+        this.hostAdmitted.add(uid);
+      }
     });
+    for (const uid of this.hostAdmitted) if (!stillDesired.has(uid)) this.hostAdmitted.delete(uid);
     const specs: PodSpec[] = admitted.map((i) => this.desired[i].spec);
     const rejections = this.feeder.feed(specs, (step) => this.withCore((core) => core.handlePods(this.nowMs(), step)));
     for (const r of rejections) {

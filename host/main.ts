@@ -20,7 +20,7 @@ import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js"
 import { fetchPods, startControlSocket } from "./server.js";
 import { startHealthzServer } from "./server/kubelet-server.js";
 import { startKubeletApi } from "./server/kubelet-api.js";
-import { plegProblem } from "./cluster/node-object.js";
+import { defaultNodeLabels, plegProblem } from "./cluster/node-object.js";
 import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
 import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
 import { ContainerLogManager } from "./logs/container-log-manager.js";
@@ -292,6 +292,8 @@ async function run(argv: string[]): Promise<number> {
     podRuntime,
     allowedUnsafeSysctls,
     serviceEnv: values.kubeconfig !== undefined ? (namespace, links) => cluster?.serviceEnvironment(namespace, links) : undefined,
+    // The Node's labels as the apiserver has them (an admin may add some), else the kubelet's own.
+    nodeLabels: () => cluster?.node.labels ?? defaultNodeLabels(nodeName, machine.architecture),
   });
   // No relist before every source said what it wants (upstream's sourcesReady): the static files
   // and, with a cluster, the apiserver's first pod list.

@@ -177,6 +177,17 @@ export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeH
   };
 }
 
+/** The labels the kubelet gives its Node: hostname, OS and architecture (and their beta names). */
+export function defaultNodeLabels(nodeName: string, architecture: string): Record<string, string> {
+  return {
+    "kubernetes.io/hostname": nodeName,
+    "kubernetes.io/os": "linux",
+    "kubernetes.io/arch": architecture,
+    "beta.kubernetes.io/os": "linux",
+    "beta.kubernetes.io/arch": architecture,
+  };
+}
+
 /** The Node object to register. */
 export function nodeObject(nodeName: string, machine: MachineInfo, status: Record<string, any>): Record<string, any> {
   return {
@@ -184,13 +195,7 @@ export function nodeObject(nodeName: string, machine: MachineInfo, status: Recor
     kind: "Node",
     metadata: {
       name: nodeName,
-      labels: {
-        "kubernetes.io/hostname": nodeName,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": machine.architecture,
-        "beta.kubernetes.io/os": "linux",
-        "beta.kubernetes.io/arch": machine.architecture,
-      },
+      labels: defaultNodeLabels(nodeName, machine.architecture),
       annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
     },
     spec: {},

@@ -41,6 +41,8 @@ export class NodeReporter {
   private startingSent = false;
   /** The Node's uid once registered (the lease's owner). */
   nodeUid?: string;
+  /** The Node's labels as the apiserver last returned them (an admin may add some). */
+  labels?: Record<string, string>;
   reportCount = 0;
 
   constructor(private options: NodeReporterOptions) {}
@@ -71,7 +73,8 @@ export class NodeReporter {
       const key = JSON.stringify(status);
       if (key === this.lastSent && nowMs - this.lastReportMs < NODE_STATUS_REPORT_MS) return;
       const conditions = stampConditions(status.conditions, this.lastConditions, apiTime(nowMs));
-      await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json");
+      const patched = await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json");
+      this.keepLabels(patched);
       if (key !== this.lastSent) {
         const ready = status.conditions.find((c: NodeCondition) => c.type === "Ready");
         this.options.log.log("info", "Node status reported", { node: this.options.nodeName, ready: ready?.status, message: ready?.message });
@@ -98,6 +101,11 @@ export class NodeReporter {
     }
   }
 
+  private keepLabels(node: any): void {
+    const labels = node?.metadata?.labels;
+    if (labels && typeof labels === "object") this.labels = { ...labels };
+  }
+
   private async register(status: Record<string, any>, nowMs: number): Promise<void> {
     if (!this.startingSent) this.options.onEvent?.("Normal", "Starting", "Starting kubelet.");
     this.startingSent = true;
@@ -106,12 +114,14 @@ export class NodeReporter {
     try {
       const created = await this.options.client.request("POST", "/api/v1/nodes", node);
       this.nodeUid = created?.metadata?.uid;
+      this.keepLabels(created);
       this.options.log.log("info", "Node registered", { node: this.options.nodeName });
     } catch (error) {
       if (!(error instanceof ApiStatusError && error.code === 409)) throw error;
       // Already registered (an agent restart): take it over as it is.
       const existing = await this.options.client.request("GET", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}`);
       this.nodeUid = existing?.metadata?.uid;
+      this.keepLabels(existing);
       this.lastConditions = existing?.status?.conditions;
       this.options.log.log("info", "Node already registered; taking it over", { node: this.options.nodeName });
     }

@@ -7,6 +7,7 @@ import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field
 import { checkHostNetworkPorts, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 import { checkNamingFields } from "./dns-fields.js";
 import { checkContainerSecurityContext, checkPodSecurityContext } from "./security-fields.js";
+import { checkPlacement } from "./affinity-fields.js";
 import { lifecycleOf, portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
 import { envSourceOf } from "./env-fields.js";
 
@@ -45,14 +46,14 @@ const POD_SPEC_FIELDS = new Set([
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
   "readinessGates", "initContainers", "activeDeadlineSeconds",
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
-  "setHostnameAsFQDN",
+  "setHostnameAsFQDN", "nodeSelector", "affinity",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
  * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
-  "nodeSelector", "affinity", "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
+  "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
   "runtimeClassName", "os", "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -166,6 +167,7 @@ function checkSpecFields(r: FieldReader, spec: JsonObject, ignored: Set<string>)
   checkNamingFields(r, spec);
   checkPodSecurityContext(r, spec);
   checkHostNetworkPorts(r, spec);
+  checkPlacement(r, spec.nodeSelector, spec.affinity);
   r.string(spec.nodeName, "spec.nodeName");
   r.string(spec.priorityClassName, "spec.priorityClassName");
 }

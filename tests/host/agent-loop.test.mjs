@@ -262,3 +262,31 @@ test("the node's sysctl admission: an unsafe sysctl is refused as SysctlForbidde
   assert.deepEqual(allowed.config.security.sysctls, { "kernel.sem": "1" });
   h.loop.stop();
 });
+
+test("nodeSelector and required node affinity are admitted against the node's labels; an admitted pod stays when a label goes", async () => {
+  let labels = { "kubernetes.io/os": "linux", disk: "ssd" };
+  const placed = (name, spec) => ({ ...pod(name), manifest: { spec } });
+  const h = harness({ nodeLabels: () => labels });
+  await h.loop.start();
+  const pods = [
+    placed("ssd", { nodeSelector: { disk: "ssd" } }),
+    placed("hdd", { nodeSelector: { disk: "hdd" } }),
+    placed("linux", { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: "kubernetes.io/os", operator: "In", values: ["windows"] }] },
+      { matchExpressions: [{ key: "kubernetes.io/os", operator: "In", values: ["linux"] }, { key: "gpu", operator: "DoesNotExist" }] },
+    ] } } } }),
+    placed("named", { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["other"] }] }] } } } }),
+  ];
+  const refusals = h.loop.setPods({ pods, problems: [] });
+  assert.deepEqual(refusals.map((r) => [r.origin, r.reason, r.message]), [
+    ["hdd.yaml", "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"],
+    ["named.yaml", "NodeAffinity", "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"],
+  ]);
+  await until("ssd and linux running", () => h.running("app").length === 2);
+  // The label goes: the admitted pods keep running (IgnoredDuringExecution).
+  labels = { "kubernetes.io/os": "linux" };
+  assert.deepEqual(h.loop.setPods({ pods, problems: [] }).map((r) => r.origin), ["hdd.yaml", "named.yaml"]);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(h.running("app").length, 2);
+  h.loop.stop();
+});

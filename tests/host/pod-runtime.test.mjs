@@ -261,3 +261,32 @@ test("the executor gives CRI the sandbox's DNS, hostname, ports and the containe
   assert.equal(refused.outcome.val.kind, "config");
   assert.match(refused.outcome.val.message, /image will run as root/);
 });
+
+test("nodeSelector and affinity: shapes and operators as the apiserver checks them; pod affinity is the scheduler's", () => {
+  const manifest = (spec) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "busybox" }], ...spec } });
+  const ctx = { nodeName: "n", source: "f.yaml", documentIndex: 0 };
+  podFromManifest(manifest({
+    nodeSelector: { "kubernetes.io/os": "linux" },
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "zone", operator: "Gt", values: ["3"] }] }] },
+        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: "a", operator: "Exists" }] } }],
+      },
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { app: "x" } } }] },
+    },
+  }), ctx);
+  let error;
+  try {
+    podFromManifest(manifest({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: "a", operator: "Near", values: ["b"] }, { key: "b", operator: "In" }, { key: "c", operator: "Exists", values: ["x"] }], matchFields: [{ key: "spec.x", operator: "In", values: ["y"] }] },
+    ] } } } }), ctx);
+  } catch (e) {
+    error = e;
+  }
+  const by = Object.fromEntries(error.problems.map((p) => [p.field, p.detail]));
+  const term = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]";
+  assert.equal(by[`${term}.matchExpressions[0].operator`], 'Unsupported value: "Near": supported values: "DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"');
+  assert.equal(by[`${term}.matchExpressions[1].values`], "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+  assert.equal(by[`${term}.matchExpressions[2].values`], "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+  assert.equal(by[`${term}.matchFields[0].key`], 'Unsupported value: "spec.x": supported values: "metadata.name"');
+});
