@@ -57,6 +57,14 @@ const PODS = {
     spec: { securityContext: { runAsNonRoot: true }, containers: [c("main", "sleep 3600")] },
     settled: (s) => s.containerStatuses?.[0]?.state?.waiting?.reason === "CreateContainerConfigError",
   },
+  "elsewhere": {
+    spec: { nodeSelector: { disk: "nowhere" }, containers: [c("main", "sleep 3600")] },
+    settled: (s) => s.phase === "Failed",
+  },
+  "unsafe-sysctl": {
+    spec: { securityContext: { sysctls: [{ name: "kernel.msgmax", value: "65536" }] }, containers: [c("main", "sleep 3600")] },
+    settled: (s) => s.phase === "Failed",
+  },
   "never-pull": {
     spec: { containers: [c("main", "sleep 3600", { image: "absent.example/none:1", imagePullPolicy: "Never" })] },
     settled: (s) => s.containerStatuses?.[0]?.state?.waiting?.reason === "ErrImageNeverPull",
