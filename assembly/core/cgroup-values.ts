@@ -99,29 +99,52 @@ export function containerCgroupValues(c: ContainerSpec): CgroupValues {
   return v;
 }
 
-/// The pod cgroup's values: shares from the sum of requests; a quota and a memory limit only
-/// when every container has that limit (one unlimited container leaves the pod unlimited).
+/// One container's request, or limit (noting in `allSet` a container without one).
+function amountMilli(c: ContainerSpec, resource: string, limits: bool, allSet: bool[]): i64 {
+  if (!limits) return requestMilli(c, resource);
+  const l = limitMilli(c, resource);
+  if (l > 0) return l;
+  allSet[0] = false;
+  return 0;
+}
+
+/// A pod's effective request or limit of `resource` in milli-units (upstream PodRequests and
+/// PodLimits): the regular containers and the sidecars summed; each init container counted with
+/// the sidecars started before it; the larger of the two. `limits`: limits instead of requests.
+/// `allSet[0]` ends false when a container has no limit of `resource` (upstream's ContainerFn).
+export function podAmountMilli(pod: PodSpec, resource: string, limits: bool, allSet: bool[] = [true]): i64 {
+  let sum: i64 = 0;
+  for (let i = 0; i < pod.containers.length; i++) sum += amountMilli(pod.containers[i], resource, limits, allSet);
+  let sidecars: i64 = 0;
+  let initMax: i64 = 0;
+  for (let i = 0; i < pod.initContainers.length; i++) {
+    const c = pod.initContainers[i];
+    const a = amountMilli(c, resource, limits, allSet);
+    if (c.isSidecar) {
+      sidecars += a;
+      sum += a;
+      if (sidecars > initMax) initMax = sidecars;
+    } else if (a + sidecars > initMax) {
+      initMax = a + sidecars;
+    }
+  }
+  return sum > initMax ? sum : initMax;
+}
+
+/// The pod cgroup's values: shares from the pod's request; a quota and a memory limit only when
+/// every container (init containers too) has that limit: one unlimited container leaves the pod
+/// unlimited.
 export function podCgroupValues(pod: PodSpec): CgroupValues {
   const v = new CgroupValues();
-  let cpuRequest: i64 = 0;
-  let cpuLimit: i64 = 0;
-  let memoryLimit: i64 = 0;
-  let allCpuLimited = pod.containers.length > 0;
-  let allMemoryLimited = pod.containers.length > 0;
-  for (let i = 0; i < pod.containers.length; i++) {
-    const c = pod.containers[i];
-    cpuRequest += requestMilli(c, "cpu");
-    const cl = limitMilli(c, "cpu");
-    if (cl > 0) cpuLimit += cl;
-    else allCpuLimited = false;
-    const ml = limitMilli(c, "memory");
-    if (ml > 0) memoryLimit += ml;
-    else allMemoryLimited = false;
-  }
+  const cpuRequest = podAmountMilli(pod, "cpu", false);
+  const allCpuLimited: bool[] = [pod.containers.length > 0];
+  const cpuLimit = podAmountMilli(pod, "cpu", true, allCpuLimited);
+  const allMemoryLimited: bool[] = [pod.containers.length > 0];
+  const memoryLimit = podAmountMilli(pod, "memory", true, allMemoryLimited);
   const qos = qosClassOf(pod);
   v.cpuShares = qos == QosClass.BestEffort ? MIN_SHARES : cpuSharesFromMilli(cpuRequest);
   v.cpuWeight = cpuWeightFromShares(v.cpuShares);
-  v.cpuQuotaUs = allCpuLimited ? cpuQuotaFromMilli(cpuLimit) : 0;
-  v.memoryLimitBytes = allMemoryLimited ? bytes(memoryLimit) : 0;
+  v.cpuQuotaUs = allCpuLimited[0] ? cpuQuotaFromMilli(cpuLimit) : 0;
+  v.memoryLimitBytes = allMemoryLimited[0] ? bytes(memoryLimit) : 0;
   return v;
 }

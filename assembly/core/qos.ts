@@ -19,11 +19,15 @@ function find(list: ResourceQuantity[], resource: string): i64 {
   return -1;
 }
 
+/// Upstream ComputePodQOS over every container, init containers and sidecars included: an init
+/// container with a request makes the pod Burstable at least, and one without limits keeps it
+/// from Guaranteed.
 export function qosClassOf(pod: PodSpec): QosClass {
   let anySet = false;
   let guaranteed = true;
-  for (let i = 0; i < pod.containers.length; i++) {
-    const c = pod.containers[i];
+  const total = pod.containers.length + pod.initContainers.length;
+  for (let i = 0; i < total; i++) {
+    const c = i < pod.containers.length ? pod.containers[i] : pod.initContainers[i - pod.containers.length];
     for (let r = 0; r < 2; r++) {
       const resource = r == 0 ? "cpu" : "memory";
       const limit = find(c.limits, resource);

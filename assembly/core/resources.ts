@@ -2,7 +2,7 @@
 // `linux-resources`), and the pod facts eviction and admission read from a spec.
 import { ContainerSpec, LinuxResources, PodSpec, ResourceQuantity } from "./model";
 import { QosClass, qosClassOf } from "./qos";
-import { CgroupValues, SYSTEM_CRITICAL_PRIORITY, containerCgroupValues, containerOomScoreAdj, podCgroupValues, requestMilli } from "./cgroup-values";
+import { CgroupValues, SYSTEM_CRITICAL_PRIORITY, containerCgroupValues, containerOomScoreAdj, podAmountMilli, podCgroupValues, requestMilli } from "./cgroup-values";
 
 /// Upstream's system-node-critical priority: such pods get the Guaranteed OOM score.
 export const SYSTEM_NODE_CRITICAL_PRIORITY: i32 = 2000001000;
@@ -40,18 +40,15 @@ export function podResources(pod: PodSpec): LinuxResources {
   return toLinux(podCgroupValues(pod), 0);
 }
 
-/// Sum of the containers' requests of `resource`, in bytes (or units).
+/// The pod's request of `resource` (upstream PodRequests: init containers and sidecars counted),
+/// in bytes (or units).
 export function podRequestBytes(pod: PodSpec, resource: string): i64 {
-  let total: i64 = 0;
-  for (let i = 0; i < pod.containers.length; i++) total += bytesOfMilli(requestMilli(pod.containers[i], resource));
-  return total;
+  return bytesOfMilli(podAmountMilli(pod, resource, false));
 }
 
-/// Sum of the containers' requests of `resource` in milli-units (CPU).
+/// The same in milli-units (CPU).
 export function podRequestMilli(pod: PodSpec, resource: string): i64 {
-  let total: i64 = 0;
-  for (let i = 0; i < pod.containers.length; i++) total += requestMilli(pod.containers[i], resource);
-  return total;
+  return podAmountMilli(pod, resource, false);
 }
 
 /// The container's request as written (the limit standing in), or "0".

@@ -8,7 +8,8 @@ import {
   podCgroupValues,
 } from "../../assembly/core/cgroup-values";
 import { ContainerSpec, PodSpec, ResourceQuantity } from "../../assembly/core/model";
-import { QosClass } from "../../assembly/core/qos";
+import { QosClass, qosClassOf } from "../../assembly/core/qos";
+import { podRequestMilli } from "../../assembly/core/resources";
 
 const GI: i64 = 1024 * 1024 * 1024;
 
@@ -74,4 +75,36 @@ describe("container and pod cgroup values", () => {
     expect(podCgroupValues(bestEffort).cpuShares).toBe(2);
     expect(podCgroupValues(bestEffort).memoryLimitBytes).toBe(0);
   });
+
+  it("init containers and sidecars: each init container with the sidecars before it, against the running sum (upstream PodRequests)", () => {
+    const pod = new PodSpec();
+    pod.containers.push(container("app", ["cpu", "200m"], ["cpu", "200m", "memory", "100Mi"]));
+    const side = container("side", ["cpu", "100m"], ["cpu", "100m", "memory", "50Mi"]);
+    side.restartPolicy = "Always";
+    pod.initContainers.push(container("big-init", ["cpu", "1"], ["cpu", "1", "memory", "500Mi"]));
+    pod.initContainers.push(side);
+    pod.initContainers.push(container("late-init", ["cpu", "250m"], ["cpu", "250m", "memory", "60Mi"]));
+    // Requests: regular 200m + sidecar 100m = 300m; inits: 1000m alone, 250m + 100m sidecar: 1000m wins.
+    expect(podRequestMilli(pod, "cpu")).toBe(1000);
+    const v = podCgroupValues(pod);
+    expect(v.cpuShares).toBe(1024);
+    expect(v.cpuQuotaUs).toBe(100000);
+    expect(v.memoryLimitBytes).toBe(500 * 1024 * 1024);
+    // An init container without a memory limit leaves the pod without one.
+    pod.initContainers.push(container("unlimited", ["cpu", "10m"], ["cpu", "10m"]));
+    expect(podCgroupValues(pod).memoryLimitBytes).toBe(0);
+  });
+  it("QoS counts init containers: a request makes a pod Burstable, a missing limit keeps it from Guaranteed", () => {
+    const pod = new PodSpec();
+    pod.containers.push(container("app", [], []));
+    pod.initContainers.push(container("init", ["memory", "10Mi"], []));
+    expect(qosClassOf(pod)).toBe(QosClass.Burstable);
+    const guaranteed = new PodSpec();
+    guaranteed.containers.push(container("app", [], ["cpu", "1", "memory", "1Gi"]));
+    guaranteed.initContainers.push(container("init", [], []));
+    expect(qosClassOf(guaranteed)).toBe(QosClass.Burstable);
+    guaranteed.initContainers[0] = container("init", [], ["cpu", "1", "memory", "1Gi"]);
+    expect(qosClassOf(guaranteed)).toBe(QosClass.Guaranteed);
+  });
 });
+

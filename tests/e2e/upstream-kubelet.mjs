@@ -26,7 +26,8 @@ export function nonLoopbackIp() {
 export class UpstreamKubelet {
   /**
    * Starts a private containerd and the kubelet under `dir` as node `node`, registered with the
-   * apiserver of `kubeconfig`. `config` adds KubeletConfiguration fields.
+   * apiserver of `kubeconfig` (none: standalone, static pods only). `config` adds
+   * KubeletConfiguration fields (`staticPodPath`, `readOnlyPort`...).
    */
   static async start(dir, { node, kubeconfig, config = {} }) {
     const k = new UpstreamKubelet(dir, node);
@@ -75,9 +76,10 @@ export class UpstreamKubelet {
       ...config,
     }));
     const pathWithoutIptables = ["/usr/local/bin", "/usr/bin", "/bin"].join(":");
+    this.config = { port, ...config };
     this.service = new Service("kubelet", assetPath("kubelet"), [
       "--config", configFile,
-      "--kubeconfig", kubeconfig,
+      ...(kubeconfig ? ["--kubeconfig", kubeconfig] : []),
       "--root-dir", path.join(this.dir, "root"),
       "--cert-dir", path.join(this.dir, "pki"),
       "--hostname-override", this.node,
@@ -89,6 +91,11 @@ export class UpstreamKubelet {
       const r = await fetch(`http://127.0.0.1:${healthzPort}/healthz`).catch(() => undefined);
       return r?.ok;
     }, 90_000, 500);
+  }
+
+  /** The kubelet process's id (for its CPU and memory). */
+  get pid() {
+    return this.service.proc.pid;
   }
 
   async stop() {
