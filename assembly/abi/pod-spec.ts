@@ -36,9 +36,9 @@ const STARTUP_PROBE_AT: usize = 88;
 //   host-network @48, containers @52, deletion-grace-period-seconds: option<s64> @64 (16 bytes),
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
 //   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
-//   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120) }:
-//   size 128, align 8.
-export const POD_SPEC_SIZE: usize = 128;
+//   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120),
+//   start-time-ms: option<u64> @128 (tag u8, u64 @136) }: size 144, align 8.
+export const POD_SPEC_SIZE: usize = 144;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -157,6 +157,8 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.initContainers = liftList<ContainerSpec>(ptr + 100, CONTAINER_SPEC_SIZE, liftContainerSpec);
   pod.hasActiveDeadline = load<u8>(ptr + 112) != 0;
   pod.activeDeadlineSeconds = pod.hasActiveDeadline ? load<i64>(ptr + 120) : 0;
+  pod.hasStartTime = load<u8>(ptr + 128) != 0;
+  pod.startTimeMs = pod.hasStartTime ? load<u64>(ptr + 136) : 0;
   return pod;
 }
 
@@ -180,6 +182,8 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   lowerList<ContainerSpec>(ptr + 100, pod.initContainers, CONTAINER_SPEC_SIZE, lowerContainerSpec);
   store<u8>(ptr + 112, <u8>(pod.hasActiveDeadline ? 1 : 0));
   store<i64>(ptr + 120, pod.hasActiveDeadline ? pod.activeDeadlineSeconds : 0);
+  store<u8>(ptr + 128, <u8>(pod.hasStartTime ? 1 : 0));
+  store<u64>(ptr + 136, pod.hasStartTime ? pod.startTimeMs : 0);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -84,6 +84,9 @@ export class PodSpec {
   initContainers: ContainerSpec[] = [];
   hasActiveDeadline: bool = false;
   activeDeadlineSeconds: i64 = 0;
+  /// `status.startTime` from the apiserver (ms since the epoch), when it has one.
+  hasStartTime: bool = false;
+  startTimeMs: u64 = 0;
 }
 
 export class PodRejection {

@@ -74,7 +74,8 @@ export class PodManager {
       } else {
         rec = new PodRecord(spec.uid, spec.namespace, spec.name);
         rec.setSpec(spec);
-        rec.startTimeMs = nowMs;
+        // The apiserver's start time, when the pod ran before (an agent restart); else now.
+        rec.startTimeMs = spec.hasStartTime && spec.startTimeMs > 0 ? spec.startTimeMs : nowMs;
         acceptAllocation(rec, spec);
         rec.needsAdmission = true;
         this.add(rec);

@@ -295,6 +295,8 @@ export function podFromApiObject(doc: unknown): PodSpec {
   const status = r.object(pod!.status, "status");
   const readinessGates = readinessGatesOf(r, spec.readinessGates, status);
   const activeDeadlineSeconds = integerAt(r, spec.activeDeadlineSeconds, "spec.activeDeadlineSeconds");
+  // The apiserver's start time (set by this node's first status), for the active deadline.
+  const startMs = typeof status?.startTime === "string" ? Date.parse(status.startTime) : NaN;
   r.done();
   return {
     uid,
@@ -313,5 +315,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     readinessGates,
     initContainers,
     activeDeadlineSeconds,
+    startTimeMs: Number.isFinite(startMs) && startMs > 0 ? BigInt(startMs) : undefined,
   };
 }

@@ -174,6 +174,22 @@ describe("activeDeadlineSeconds", () => {
     expect(node.runningCount("app")).toBe(0);
   });
 
+  it("counts from the apiserver's start time when the pod has one (an agent restart keeps the deadline)", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = spec("u1", "Always", ["app"]);
+    p.hasActiveDeadline = true;
+    p.activeDeadlineSeconds = 30;
+    // The pod started 25 s before this agent first saw it.
+    p.hasStartTime = true;
+    p.startTimeMs = node.nowMs - 25_000;
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 3_000);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Running);
+    expect(node.statuses.get("u1").startTimeMs).toBe(p.startTimeMs);
+    node.runUntil(node.nowMs + 5_000);
+    expect(node.statuses.get("u1").reason).toBe("DeadlineExceeded");
+  });
+
   it("is refused when not positive, with the apiserver's words", () => {
     const node = new FakeNode(new Agent(config()));
     const p = spec("u1", "Always", ["app"]);
