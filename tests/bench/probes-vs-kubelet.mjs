@@ -77,7 +77,14 @@ try {
     const list = await (await fetch(`http://127.0.0.1:${readOnlyPort}/pods`)).json();
     return list.items.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
   };
-  await waitFor(`${PODS} pods ready on both`, async () => (await readyNano()) === PODS && (await readyKube()) === PODS, 600_000, 2000);
+  let shown = "";
+  await waitFor(`${PODS} pods ready on both`, async () => {
+    const [n, k] = [await readyNano().catch(() => -1), await readyKube().catch(() => -1)];
+    const line = `ready: nanolet ${n}/${PODS}, kubelet ${k}/${PODS}`;
+    if (line !== shown) console.log(line);
+    shown = line;
+    return n === PODS && k === PODS;
+  }, 900_000, 5000);
   console.log(`${PODS} pods ready on both agents; sampling ${WINDOWS} x ${WINDOW_S} s`);
   const nanoPct = [];
   const kubePct = [];
