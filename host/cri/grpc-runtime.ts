@@ -263,8 +263,11 @@ export class GrpcRuntime implements Runtime {
   }
 
   async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
-    // The call's own deadline leaves the runtime time to answer past the command's timeout.
-    const deadlineMs = timeoutSeconds > 0 ? timeoutSeconds * 1000 + 5_000 : REQUEST_TIMEOUT_MS;
+    // The command's timeout is the runtime's to enforce, from when the command started; the call
+    // itself gets the usual request timeout on top, as upstream's CRI client does. (A deadline of
+    // the timeout plus 5 s failed most exec probes of a loaded node: starting a runc exec there
+    // takes seconds, which the upstream kubelet waits for.)
+    const deadlineMs = REQUEST_TIMEOUT_MS + Math.max(0, timeoutSeconds) * 1000;
     const r = await this.call(this.runtimeClient, "ExecSync", { containerId: id, cmd, timeout: String(timeoutSeconds) }, deadlineMs);
     return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exitCode ?? 0 };
   }
