@@ -38,10 +38,19 @@ server.addService(pkg.RuntimeService.service, {
   ContainerStatus(call, cb) {
     cb({ code: grpc.status.NOT_FOUND, details: `container "${call.request.containerId}" not found` });
   },
+  // A loaded node: the exec takes 6.5 s to start and answer (the command's own timeout is the
+  // runtime's, counted from its start).
+  ExecSync(call, cb) {
+    setTimeout(() => cb(null, { stdout: Buffer.from(`ran ${call.request.cmd.join(" ")} with timeout ${call.request.timeout}`), stderr: Buffer.alloc(0), exitCode: 0 }), 6_500);
+  },
 });
 server.addService(pkg.ImageService.service, {
   ImageStatus(call, cb) {
-    cb(null, call.request.image.image === "present" ? { image: { id: "sha256:1", repoTags: ["present"] } } : {});
+    const image = call.request.image.image;
+    if (image === "present") return cb(null, { image: { id: "sha256:1", repoTags: ["present"], uid: { value: "1000" } } });
+    if (image === "named") return cb(null, { image: { id: "sha256:2", repoTags: ["named"], username: "app" } });
+    if (image === "silent") return cb(null, { image: { id: "sha256:3", repoTags: ["silent"] } });
+    cb(null, {});
   },
 });
 await new Promise((resolve, reject) => server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
@@ -100,4 +109,20 @@ test("a runtime that comes back after an outage is used again and its return is 
   assert.ok(reconnects[0] > 0);
   runtime.close();
   later.forceShutdown();
+});
+
+test("ExecSync waits for a slow runtime as upstream's CRI client does (the request timeout on top of the command's)", async () => {
+  const runtime = new GrpcRuntime({ endpoint: `unix://${socket}` });
+  const r = await runtime.execSync("c1", ["cat", "/ready"], 1);
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.stdout.toString(), "ran cat /ready with timeout 1");
+  runtime.close();
+});
+
+test("the image's user from ImageStatus: a uid, a user name, or nothing said", async () => {
+  const runtime = new GrpcRuntime({ endpoint: `unix://${socket}` });
+  assert.deepEqual(await runtime.imageUser("present"), { uid: 1000 });
+  assert.deepEqual(await runtime.imageUser("named"), { username: "app" });
+  assert.deepEqual(await runtime.imageUser("silent"), {});
+  runtime.close();
 });
