@@ -33,25 +33,26 @@ const stats = (xs) => {
   return { min: s[0], median: s[Math.floor(s.length / 2)], max: s[s.length - 1] };
 };
 
-/** A pod serving `port` with an exec readiness probe and an httpGet liveness probe. */
+/** A pod serving `port` with an exec readiness probe and an httpGet liveness probe (JSON is YAML). */
 function probedPod(name, port) {
-  const serve = `mkdir -p /tmp/w-${port} && echo ok > /tmp/w-${port}/index.html && exec httpd -f -p ${port} -h /tmp/w-${port}`;
-  return [
-    "apiVersion: v1",
-    "kind: Pod",
-    `metadata: {name: ${name}}`,
-    "spec:",
-    "  hostNetwork: true",
-    "  terminationGracePeriodSeconds: 2",
-    "  containers:",
-    "    - name: main",
-    "      image: busybox",
-    "      imagePullPolicy: IfNotPresent",
-    `      command: ["/bin/sh", "-c", ${JSON.stringify(serve)}]`,
-    `      readinessProbe: {exec: {command: ["cat", "/tmp/w-${port}/index.html"]}, periodSeconds: 10}`,
-    `      livenessProbe: {httpGet: {path: /, port: ${port}}, periodSeconds: 10}`,
-    "",
-  ].join("\n");
+  const www = `/tmp/w-${port}`;
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 2,
+      containers: [{
+        name: "main",
+        image: "busybox",
+        imagePullPolicy: "IfNotPresent",
+        command: ["/bin/sh", "-c", `mkdir -p ${www} && echo ok > ${www}/index.html && exec httpd -f -p ${port} -h ${www}`],
+        readinessProbe: { exec: { command: ["cat", `${www}/index.html`] }, periodSeconds: 10 },
+        livenessProbe: { httpGet: { path: "/", port }, periodSeconds: 10 },
+      }],
+    },
+  });
 }
 
 const work = tempDir("nanolet-probe-bench-");
