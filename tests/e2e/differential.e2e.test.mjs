@@ -18,6 +18,12 @@ const sh = (script) => ["/bin/sh", "-c", script];
 const c = (name, script, extra = {}) => ({ name, image: "busybox", imagePullPolicy: "IfNotPresent", command: sh(script), ...extra });
 const execProbe = (command, extra = {}) => ({ exec: { command }, periodSeconds: 1, ...extra });
 
+/**
+ * A pod that ran and finished has settled once its sandbox is gone too: an agent reports the
+ * terminal phase first and `PodReadyToStartContainers: False` after the sandbox stops.
+ */
+const sandboxGone = (s) => s.conditions?.some((k) => k.type === "PodReadyToStartContainers" && k.status === "False");
+
 /** The pods, by name: a spec, and when it has settled (both nodes are compared only then). */
 const PODS = {
   sleeper: {
@@ -34,24 +40,24 @@ const PODS = {
   },
   "job-ok": {
     spec: { restartPolicy: "Never", containers: [c("main", "exit 0")] },
-    settled: (s) => s.phase === "Succeeded",
+    settled: (s) => s.phase === "Succeeded" && sandboxGone(s),
   },
   "job-fail": {
     spec: { restartPolicy: "Never", containers: [c("main", "echo -n bye > /dev/termination-log; exit 3")] },
-    settled: (s) => s.phase === "Failed",
+    settled: (s) => s.phase === "Failed" && sandboxGone(s),
   },
   "init-fail": {
     spec: { restartPolicy: "Never", initContainers: [c("setup", "exit 1")], containers: [c("main", "sleep 3600")] },
-    settled: (s) => s.phase === "Failed",
+    settled: (s) => s.phase === "Failed" && sandboxGone(s),
   },
   "sidecar-job": {
     spec: { restartPolicy: "Never", initContainers: [c("side", "sleep 3600", { restartPolicy: "Always" })], containers: [c("main", "sleep 2")] },
-    settled: (s) => s.phase === "Succeeded" && s.initContainerStatuses?.[0]?.state?.terminated,
+    settled: (s) => s.phase === "Succeeded" && s.initContainerStatuses?.[0]?.state?.terminated && sandboxGone(s),
   },
   deadline: {
     // Long enough for both agents to have started the container on a busy machine.
     spec: { activeDeadlineSeconds: 10, containers: [c("main", "sleep 3600")] },
-    settled: (s) => s.phase === "Failed" && s.containerStatuses?.[0]?.state?.terminated,
+    settled: (s) => s.phase === "Failed" && s.containerStatuses?.[0]?.state?.terminated && sandboxGone(s),
   },
   nonroot: {
     spec: { securityContext: { runAsNonRoot: true }, containers: [c("main", "sleep 3600")] },
