@@ -132,6 +132,7 @@ export class AgentLoop {
       podFacts: (uid) => this.podFacts(uid),
       podsDir: options.podsDir,
       podRuntime: options.podRuntime,
+      sandboxIp: (id) => this.podIpOf(id),
     });
     this.relister = new Relister(options.runtime, this.nowMs);
   }

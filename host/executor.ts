@@ -9,6 +9,7 @@ import {
   ContainerConfig,
   ContainerResources,
   GrpcCode,
+  ImageUser,
   LABEL_CONTAINER_NAME,
   LABEL_MANAGED_BY,
   LABEL_POD_NAME,
@@ -51,6 +52,8 @@ export interface ExecutorOptions {
   onEvent?: (action: PlannedAction, event: PodEvent) => void;
   /** What a container's env may read of its pod (labels, node, IPs...), by pod uid. */
   podFacts?: (podUid: string) => PodFacts | undefined;
+  /** A sandbox's IP as the relister already learned it, if it did (saves a PodSandboxStatus). */
+  sandboxIp?: (sandboxId: string) => string | undefined;
   /** `<root-dir>/pods`: per-pod files the kubelet keeps (termination message files, etc-hosts). */
   podsDir?: string;
   /** DNS flags, seccomp root, the node's hosts file. */
@@ -215,13 +218,12 @@ export class Executor {
         // The environment first: a variable that cannot be made fails the create before a pull.
         const facts = await this.podFacts(kind.val);
         const environment = containerEnvironment(kind.val.container, facts);
-        await this.ensureImage(action, kind.val.container);
+        const imageUser = await this.ensureImage(action, kind.val.container);
         const objectFacts = objectFactsOf(facts);
-        const imageUser = objectFacts ? await runtime.imageUser(kind.val.container.image) : {};
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         this.addTerminationMessage(config, kind.val, facts);
         this.addHostsFile(config, kind.val, facts);
-        return runtime.createContainer(kind.val.sandboxId, config, this.sandboxFor(kind.val.sandbox).config);
+        return runtime.createContainer(kind.val.sandboxId, config, this.sandboxFor(kind.val.sandbox, facts).config);
       }
       case "start-container":
         await runtime.startContainer(kind.val.containerId);
@@ -245,8 +247,9 @@ export class Executor {
   }
 
   /** The sandbox as CRI takes it: the core's spec, and what the pod's object says of DNS, ports, security. */
-  private sandboxFor(spec: SandboxSpec) {
-    const facts = this.options.podFacts?.(spec.podUid);
+  private sandboxFor(spec: SandboxSpec, known?: PodFacts) {
+    // A create has the pod's facts already (its service variables are not worked out twice).
+    const facts = known ?? this.options.podFacts?.(spec.podUid);
     return withSandboxSettings(sandboxConfig(spec, this.options.podLogsDir), facts ? objectFactsOf(facts) : undefined, this.settings);
   }
 
@@ -297,22 +300,26 @@ export class Executor {
     const needsPodIp = facts.spec !== undefined || create.container.env.some((e) => e.valueFrom?.tag === "field-ref" && e.valueFrom.val.startsWith("status.podIP"));
     if (sandbox.hostNetwork) facts.podIps = facts.hostIps;
     else if (needsPodIp) {
-      const ip = await this.options.runtime.podSandboxIp(create.sandboxId).catch(() => "");
+      const ip = this.options.sandboxIp?.(create.sandboxId) ?? (await this.options.runtime.podSandboxIp(create.sandboxId).catch(() => ""));
       facts.podIps = ip ? [ip] : [];
     }
     return facts;
   }
 
-  /** The image as its pull policy wants it (upstream EnsureImageExists). */
-  private async ensureImage(action: PlannedAction, container: ContainerSpec): Promise<void> {
+  /**
+   * The image as its pull policy wants it (upstream EnsureImageExists); returns who it runs as,
+   * from the same ImageStatus that found it present (again after a pull).
+   */
+  private async ensureImage(action: PlannedAction, container: ContainerSpec): Promise<ImageUser> {
     const { runtime, log, onEvent } = this.options;
     const { name: containerName, image } = container;
     const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
     const policy = container.imagePullPolicy || defaultPullPolicy(image);
     if (policy !== "Always") {
-      if (await runtime.imagePresent(image)) {
+      const present = await runtime.imageStatus(image);
+      if (present) {
         event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
-        return;
+        return present;
       }
       if (policy === "Never") throw new ImageNeverPullError(`Container image "${image}" is not present with pull policy of Never`);
     }
@@ -328,6 +335,7 @@ export class Executor {
     const seconds = ((Date.now() - startedMs) / 1000).toFixed(3);
     log.log("info", "Pulled image", { pod, image });
     event("Pulled", `Successfully pulled image "${image}" in ${seconds}s`);
+    return (await runtime.imageStatus(image)) ?? {};
   }
 
 }

@@ -194,13 +194,9 @@ export class FakeRuntime implements Runtime {
     return { ...this.mustGet(id, "ContainerStatus") };
   }
 
-  async imagePresent(image: string): Promise<boolean> {
+  async imageStatus(image: string): Promise<ImageUser | undefined> {
     this.record("ImageStatus", image);
-    return this.images.has(image);
-  }
-
-  async imageUser(image: string): Promise<ImageUser> {
-    this.record("ImageStatus", image);
+    if (!this.images.has(image)) return undefined;
     return this.imageUsers.get(image) ?? {};
   }
 

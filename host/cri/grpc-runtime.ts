@@ -245,16 +245,12 @@ export class GrpcRuntime implements Runtime {
     };
   }
 
-  async imagePresent(image: string): Promise<boolean> {
+  async imageStatus(image: string): Promise<ImageUser | undefined> {
     const r = await this.call(this.imageClient, "ImageStatus", { image: { image } });
-    return r.image != null && r.image.id !== "";
-  }
-
-  async imageUser(image: string): Promise<ImageUser> {
-    const r = await this.call(this.imageClient, "ImageStatus", { image: { image } });
-    const uid = r.image?.uid?.value;
+    if (r.image == null || r.image.id === "") return undefined;
+    const uid = r.image.uid?.value;
     if (uid !== undefined && uid !== null) return { uid: Number(uid) };
-    return r.image?.username ? { username: r.image.username } : {};
+    return r.image.username ? { username: r.image.username } : {};
   }
 
   async pullImage(image: string): Promise<string> {

@@ -231,10 +231,11 @@ export interface Runtime {
   removeContainer(id: string): Promise<void>;
   listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]>;
   containerStatus(id: string): Promise<ContainerDetail>;
-  /** True when the image is present; false when ImageStatus returns no image. */
-  imagePresent(image: string): Promise<boolean>;
-  /** The user a present image runs as (ImageStatus uid / username). */
-  imageUser(image: string): Promise<ImageUser>;
+  /**
+   * CRI ImageStatus: undefined when the runtime has no such image; else who the image runs as
+   * (its uid, or its user name; `{}` when it says neither).
+   */
+  imageStatus(image: string): Promise<ImageUser | undefined>;
   pullImage(image: string): Promise<string>;
   /** CRI ExecSync: runs `cmd` in the container and waits (timeoutSeconds 0: the runtime's default). */
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;

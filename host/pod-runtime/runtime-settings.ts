@@ -7,7 +7,7 @@ import type { ContainerConfig, ImageUser, SandboxConfig } from "../cri/runtime.j
 import { podDnsConfig, podHostnameAndDomain, sandboxHostname, type DnsSettings, type DnsWarning } from "./dns.js";
 import { ETC_HOSTS_PATH, hostNetworkHostsContent, managedHostsContent, mountsOwnHostsFile, writeHostsFile } from "./etc-hosts.js";
 import { portMappings } from "./ports-and-sysctls.js";
-import { containerSecurity, podNamespaces, sandboxSecurity } from "./security-context.js";
+import { containerNamed, containerSecurity, podNamespaces, sandboxSecurity } from "./security-context.js";
 
 type Json = Record<string, any>;
 
@@ -69,7 +69,7 @@ export function withSandboxSettings(base: SandboxConfig, facts: PodObjectFacts |
 /** A container's settings from the pod: security (with its image's user), stdin/tty. */
 export function withContainerSettings(base: ContainerConfig, facts: PodObjectFacts | undefined, imageUser: ImageUser, settings: PodRuntimeSettings): ContainerConfig {
   if (!facts) return base;
-  const container = findContainer(facts.spec, base.name);
+  const container = containerNamed(facts.spec, base.name);
   return {
     ...base,
     security: containerSecurity(asPod(facts), base.name, imageUser, settings.seccompRoot),
@@ -79,18 +79,13 @@ export function withContainerSettings(base: ContainerConfig, facts: PodObjectFac
   };
 }
 
-function findContainer(spec: Json, name: string): Json {
-  const all = [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])];
-  return all.find((c: Json) => c?.name === name) ?? {};
-}
-
 /**
  * The pod's managed /etc/hosts, written under `podDir` and mounted into the container, when the
  * pod has an IP or is on the node's network (the kubelet's rule) and the container does not mount
  * its own.
  */
 export function hostsFileMount(facts: PodObjectFacts, containerName: string, hostNetwork: boolean, podIps: string[], podDir: string, settings: PodRuntimeSettings): { containerPath: string; hostPath: string; readonly: boolean } | undefined {
-  if ((podIps.length === 0 && !hostNetwork) || mountsOwnHostsFile(findContainer(facts.spec, containerName))) return undefined;
+  if ((podIps.length === 0 && !hostNetwork) || mountsOwnHostsFile(containerNamed(facts.spec, containerName))) return undefined;
   const spec = facts.spec;
   let content: string;
   if (hostNetwork) {

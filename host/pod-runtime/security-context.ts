@@ -78,8 +78,14 @@ function containerAppArmor(metadata: Json, podSc: Json, sc: Json, containerName:
   return undefined;
 }
 
-function allContainers(spec: Json): Json[] {
+/** Every container of the pod's spec, regular and init. */
+export function allContainers(spec: Json): Json[] {
   return [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])].map(object);
+}
+
+/** The spec's container `name` (regular or init), or `{}`. */
+export function containerNamed(spec: Json, name: string): Json {
+  return allContainers(spec).find((c) => c.name === name) ?? {};
 }
 
 /** hostPID, hostIPC and shareProcessNamespace. */
@@ -114,7 +120,7 @@ export function containerSecurity(pod: Json, containerName: string, imageUser: I
   const metadata = object(pod.metadata);
   const spec = object(pod.spec);
   const podSc = object(spec.securityContext);
-  const container = allContainers(spec).find((c) => c.name === containerName) ?? {};
+  const container = containerNamed(spec, containerName);
   const sc = object(container.securityContext);
   const caps = object(sc.capabilities);
   const runAsUser = idOf(sc.runAsUser) ?? idOf(podSc.runAsUser);

@@ -62,8 +62,8 @@ test("IfNotPresent pulls an image only when ImageStatus says it is missing", asy
   h.loop.setPods({ pods: [pod("a", { pull: "IfNotPresent" }), pod("b", { image: "other", pull: "IfNotPresent" })], problems: [] });
   await until("both running", () => h.running("app").length === 2);
   assert.deepEqual(h.runtime.calls.filter((c) => c.startsWith("PullImage")), ["PullImage other"]);
-  // One ImageStatus for presence, one for the image's user (upstream's getImageUser asks again too).
-  assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 2);
+  // One ImageStatus, which also says who the image runs as.
+  assert.equal(h.runtime.calls.filter((c) => c === "ImageStatus busybox").length, 1);
   h.loop.stop();
 });
 

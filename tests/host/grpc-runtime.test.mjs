@@ -88,8 +88,8 @@ test("does not retry NOT_FOUND; maps CRI messages to plain types", async () => {
     id: "c1", sandboxId: "s1", name: "app", attempt: 4, image: "busybox", imageRef: "sha256:0123", state: "exited",
     createdAtNs: 1764000000123456789n, labels: { a: "b" }, annotations: {},
   });
-  assert.equal(await runtime.imagePresent("present"), true);
-  assert.equal(await runtime.imagePresent("absent"), false);
+  assert.notEqual(await runtime.imageStatus("present"), undefined);
+  assert.equal(await runtime.imageStatus("absent"), undefined);
   runtime.close();
 });
 
@@ -121,8 +121,8 @@ test("ExecSync waits for a slow runtime as upstream's CRI client does (the reque
 
 test("the image's user from ImageStatus: a uid, a user name, or nothing said", async () => {
   const runtime = new GrpcRuntime({ endpoint: `unix://${socket}` });
-  assert.deepEqual(await runtime.imageUser("present"), { uid: 1000 });
-  assert.deepEqual(await runtime.imageUser("named"), { username: "app" });
-  assert.deepEqual(await runtime.imageUser("silent"), {});
+  assert.deepEqual(await runtime.imageStatus("present"), { uid: 1000 });
+  assert.deepEqual(await runtime.imageStatus("named"), { username: "app" });
+  assert.deepEqual(await runtime.imageStatus("silent"), {});
   runtime.close();
 });
