@@ -23,6 +23,10 @@ import type { CgroupManager } from "./node/cgroup-manager.js";
 import type { StatsCollector, StatsPod } from "./node/stats.js";
 import { podLogDirectory } from "./executor.js";
 import type { SourcePod, ScanResult } from "./sources/static-pods.js";
+import type { VolumeManager } from "./volumes/volume-manager.js";
+import { objectRefsOf } from "./volumes/object-refs.js";
+import type { ObjectStore } from "./volumes/object-store.js";
+import type { TokenManager } from "./volumes/token-manager.js";
 
 export interface AgentLoopOptions {
   runtime: Runtime;
@@ -64,7 +68,16 @@ export interface AgentLoopOptions {
   nodeLabels?: () => Record<string, string>;
   /** --allowed-unsafe-sysctls: sysctls beyond the safe ones that pods may set here. */
   allowedUnsafeSysctls?: string[];
+  /** Sets up and tears down pods' volumes, and makes containers' mounts. */
+  volumes?: VolumeManager;
+  /** The ConfigMap and Secret managers: desired pods register the objects they use. */
+  objects?: ObjectStore;
+  /** Service-account tokens of projected volumes; tokens of pods gone are dropped. */
+  tokens?: TokenManager;
 }
+
+/** Pod directories are checked for orphans at most this often (upstream housekeeping: 2 s). */
+const ORPHAN_CLEANUP_INTERVAL_MS = 30_000;
 
 /** A pod the node refused: where it came from, the field, why (a reason when admission refused it). */
 export interface PodRefusal {
@@ -133,6 +146,8 @@ export class AgentLoop {
       podsDir: options.podsDir,
       podRuntime: options.podRuntime,
       sandboxIp: (id) => this.podIpOf(id),
+      objects: options.objects,
+      volumes: options.volumes,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
   }
@@ -252,6 +267,7 @@ export class AgentLoop {
     // many bad files would otherwise repeat all of them whenever one file changes).
     this.logSourceChanges(this.desired, scan.pods);
     this.desired = scan.pods;
+    this.registerObjects();
     const rejected = this.feedPods();
     const seen = new Set<string>();
     for (const p of [...scan.problems, ...rejected]) {
@@ -272,6 +288,17 @@ export class AgentLoop {
     );
     this.schedulePump();
     return rejected;
+  }
+
+  /** The objects each desired pod uses, for the ConfigMap and Secret managers (upstream RegisterPod). */
+  private registerObjects(): void {
+    const { objects, tokens } = this.options;
+    const uids = new Set(this.desired.map((p) => p.spec.uid));
+    if (objects) {
+      for (const p of this.desired) if (!p.spec.staticPod && p.manifest) objects.register(p.spec.uid, objectRefsOf(p.manifest as Record<string, any>));
+      objects.retain(uids);
+    }
+    tokens?.retain(uids);
   }
 
   /** Upstream's SyncLoop ADD / UPDATE / REMOVE lines: what each source change means for a pod. */
@@ -451,6 +478,12 @@ export class AgentLoop {
       case "run-hook":
         void this.hook(action, kind.val, pod);
         return;
+      case "set-up-volumes":
+        void this.setUpVolumes(action, kind.val, pod);
+        return;
+      case "tear-down-volumes":
+        this.tearDownVolumes(action, pod);
+        return;
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);
         for (const f of failures) this.options.log.log("warn", "Could not remove pod cgroup", { pod, dir: f.dir, error: f.error });
@@ -489,6 +522,57 @@ export class AgentLoop {
     this.schedulePump();
   }
 
+  private volumeResult(action: PlannedAction, error: string | undefined): void {
+    this.pendingResults.push(error === undefined ? { actionId: action.id, outcome: { tag: "ok", val: "" } } : { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: error } } });
+    this.schedulePump();
+  }
+
+  /** Sets up (or refreshes) the pod's volumes; the core retries a failure with back-off. */
+  private async setUpVolumes(action: PlannedAction, names: string[], pod: string | undefined): Promise<void> {
+    const facts = this.podFacts(action.podUid);
+    const volumes = this.options.volumes;
+    let error: string | undefined;
+    if (!facts || !volumes) error = !facts ? "the pod is no longer desired" : "this node has no pods directory to set up volumes in";
+    else {
+      try {
+        await volumes.setUp(facts, names);
+      } catch (e) {
+        error = (e as Error).message;
+      }
+    }
+    if (error !== undefined) this.options.log.log("warn", "Volume set-up failed", { pod, error });
+    this.volumeResult(action, error);
+  }
+
+  /** Unmounts and removes the pod's volumes (all its containers have stopped). */
+  private tearDownVolumes(action: PlannedAction, pod: string | undefined): void {
+    let error: string | undefined;
+    try {
+      this.options.volumes?.tearDown(action.podUid);
+    } catch (e) {
+      error = `UnmountVolume.TearDown failed: ${(e as Error).message}`;
+      this.options.log.log("warn", "Volume tear-down failed", { pod, error });
+    }
+    this.volumeResult(action, error);
+  }
+
+  private lastOrphanCleanupMs = 0;
+
+  /**
+   * Pod directories of pods neither desired nor in the runtime (upstream cleanupOrphanedPodDirs):
+   * after an agent restart, a pod deleted meanwhile leaves its volumes mounted otherwise.
+   */
+  private cleanupOrphanedPodDirs(snapshot: RuntimeSnapshot): void {
+    const volumes = this.options.volumes;
+    const now = this.nowMs();
+    if (!volumes || !this.sourcesReady || now - this.lastOrphanCleanupMs < ORPHAN_CLEANUP_INTERVAL_MS) return;
+    this.lastOrphanCleanupMs = now;
+    const keep = new Set<string>(this.desired.map((p) => p.spec.uid));
+    for (const s of snapshot.sandboxes) keep.add(s.podUid);
+    for (const c of snapshot.containers) keep.add(c.podUid);
+    for (const uid of volumes.cleanupOrphans(keep)) this.options.log.log("info", "Cleaned up the directory of an orphaned pod", { uid });
+  }
+
   /** Runs one lifecycle hook; its outcome is an action result (the pod waits for it). */
   private async hook(action: PlannedAction, request: HookRequest, pod: string | undefined): Promise<void> {
     const error = await runHook(request, { runtime: this.options.runtime, podIp: this.probeTargetIp(action.podUid), podLabel: `${pod ?? ""}(${action.podUid})` });
@@ -513,6 +597,7 @@ export class AgentLoop {
       this.options.onRelist?.(startMs, this.lastRelistOkMs, snapshot);
       this.lastSnapshot = snapshot;
       if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
+      this.cleanupOrphanedPodDirs(snapshot);
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
       this.pendingResults.push({ actionId: action.id, outcome: { tag: "err", val: { kind: "runtime", grpcCode: 0, message: String((error as Error).message) } } });

@@ -34,4 +34,5 @@ export type {
   RuntimeSnapshot,
   SandboxObservation,
   SandboxSpec,
+  VolumeSpec,
 } from "../build/out/core-js/interfaces/nanolet-core-types.js";

@@ -25,6 +25,10 @@ import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATIO
 import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 import { NonRootError } from "./pod-runtime/security-context.js";
 import { HostnameError } from "./pod-runtime/dns.js";
+import { objectRefsOf } from "./volumes/object-refs.js";
+import type { ObjectGetter } from "./volumes/object-store.js";
+import { VolumeMountError } from "./volumes/volume-errors.js";
+import type { VolumeManager } from "./volumes/volume-manager.js";
 import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
@@ -58,6 +62,10 @@ export interface ExecutorOptions {
   podsDir?: string;
   /** DNS flags, seccomp root, the node's hosts file. */
   podRuntime?: PodRuntimeSettings;
+  /** ConfigMaps and Secrets that env reads; absent without an apiserver. */
+  objects?: ObjectGetter;
+  /** The pods' volumes, for each container's mounts. */
+  volumes?: VolumeManager;
 }
 
 /** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
@@ -169,7 +177,7 @@ export class Executor {
       if (error instanceof ImageNeverPullError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "image-never-pull", grpcCode: 0, message: error.message } } };
       }
-      if (error instanceof EnvError || error instanceof NonRootError || error instanceof HostnameError) {
+      if (error instanceof EnvError || error instanceof NonRootError || error instanceof HostnameError || error instanceof VolumeMountError) {
         return { actionId: action.id, outcome: { tag: "err", val: { kind: "config", grpcCode: 0, message: error.message } } };
       }
       if (error instanceof ImagePullError) {
@@ -217,10 +225,12 @@ export class Executor {
       case "create-container": {
         // The environment first: a variable that cannot be made fails the create before a pull.
         const facts = await this.podFacts(kind.val);
+        facts.envObjects = await this.envObjects(facts, kind.val.container.name);
         const environment = containerEnvironment(kind.val.container, facts);
         const imageUser = await this.ensureImage(action, kind.val.container);
         const objectFacts = objectFactsOf(facts);
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
+        if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
         this.addTerminationMessage(config, kind.val, facts);
         this.addHostsFile(config, kind.val, facts);
         return runtime.createContainer(kind.val.sandboxId, config, this.sandboxFor(kind.val.sandbox, facts).config);
@@ -285,6 +295,23 @@ export class Executor {
       // The container runs without it, as one whose message file could not be made would.
       log.log("warn", "Could not prepare the termination message file", { container: create.container.name, error: (error as Error).message });
     }
+  }
+
+  /** The configMaps and secrets one container's env reads, fetched (missing ones as undefined). */
+  private async envObjects(facts: PodFacts, containerName: string): Promise<Map<string, Record<string, any> | undefined>> {
+    const out = new Map<string, Record<string, any> | undefined>();
+    const raw = [...(facts.spec?.containers ?? []), ...(facts.spec?.initContainers ?? [])].find((c: Record<string, any>) => c?.name === containerName);
+    if (!raw || (!raw.envFrom && !raw.env)) return out;
+    const refs = objectRefsOf({ metadata: { namespace: facts.namespace }, spec: { containers: [{ env: raw.env, envFrom: raw.envFrom }] } });
+    for (const ref of refs) {
+      if (!this.options.objects) throw new EnvError(`cannot get ${ref.resource === "configmaps" ? "configmap" : "secret"} "${ref.name}": this node has no apiserver`);
+      try {
+        out.set(`${ref.resource}/${ref.name}`, await this.options.objects.get(ref));
+      } catch (error) {
+        throw new EnvError((error as Error).message);
+      }
+    }
+    return out;
   }
 
   /** What the container's env may read: the host's facts of the pod, its IPs from the runtime. */

@@ -7,6 +7,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { AgentLoop } from "./agent-loop.js";
 import { ApiClient } from "./cluster/api-client.js";
+import { CHANGE_DETECTION_STRATEGIES, ObjectStore, type ChangeDetectionStrategy } from "./volumes/object-store.js";
+import { TokenManager } from "./volumes/token-manager.js";
+import { VolumeManager } from "./volumes/volume-manager.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
 import { loadKubeconfig } from "./cluster/kubeconfig.js";
 import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, DEFAULT_MAX_PODS, type CoreConfig } from "./core.js";
@@ -71,6 +74,10 @@ Flags of run:
   --tls-cert-file FILE               its serving certificate; without it and --tls-private-key-file,
   --tls-private-key-file FILE        a self-signed one in --cert-dir (kubelet.crt, kubelet.key)
   --cert-dir DIR                     default <root-dir>/pki
+  --config-map-and-secret-change-detection-strategy Watch|Cache|Get
+                                     how configMaps and secrets of pods are kept up to date
+                                     (Watch: one watch per object; Cache: a GET kept 1 min;
+                                     Get: a GET each time; default Watch)
   --client-ca-file FILE              client certificates signed by this CA authenticate (CN user,
                                      O groups)
   --authentication-token-webhook     bearer tokens authenticate by the apiserver's TokenReview
@@ -163,6 +170,7 @@ async function run(argv: string[]): Promise<number> {
       "tls-private-key-file": { type: "string" },
       "cert-dir": { type: "string" },
       "client-ca-file": { type: "string" },
+      "config-map-and-secret-change-detection-strategy": { type: "string", default: "Watch" },
       "authentication-token-webhook": { type: "boolean", default: false },
       "anonymous-auth": { type: "boolean", default: false },
       "authorization-mode": { type: "string" },
@@ -265,7 +273,20 @@ async function run(argv: string[]): Promise<number> {
     seccompRoot: path.join(rootDir, "seccomp"),
     nodeHostsFile: "/etc/hosts",
   };
+  const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
+  const client = access ? new ApiClient(access) : undefined;
+  const strategy = values["config-map-and-secret-change-detection-strategy"]! as ChangeDetectionStrategy;
+  if (!CHANGE_DETECTION_STRATEGIES.includes(strategy)) {
+    throw new Error(`--config-map-and-secret-change-detection-strategy: "${strategy}" is not one of ${CHANGE_DETECTION_STRATEGIES.join(", ")}`);
+  }
+  const objects = client ? new ObjectStore({ client, log, strategy }) : undefined;
+  const tokens = client ? new TokenManager(client) : undefined;
+  const podsDir = path.join(rootDir, "pods");
+  const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
   const loop = new AgentLoop({
+    volumes,
+    objects,
+    tokens,
     onAction: (action) => {
       countEviction(metrics, action);
       cluster?.onAction(action);
@@ -288,7 +309,7 @@ async function run(argv: string[]): Promise<number> {
     }),
     statsIntervalMs: evictionIntervalMs,
     nodeIp,
-    podsDir: path.join(rootDir, "pods"),
+    podsDir,
     podRuntime,
     allowedUnsafeSysctls,
     serviceEnv: values.kubeconfig !== undefined ? (namespace, links) => cluster?.serviceEnvironment(namespace, links) : undefined,
@@ -300,8 +321,6 @@ async function run(argv: string[]): Promise<number> {
   loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
   await loop.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
-  const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
-  const client = access ? new ApiClient(access) : undefined;
   if (client && access) {
     cluster = new ClusterAgent({
       client, nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
@@ -363,6 +382,7 @@ async function run(argv: string[]): Promise<number> {
       log.log("info", "Shutting down; pods keep running", { signal });
       source.stop();
       cluster?.stop();
+      objects?.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

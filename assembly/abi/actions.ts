@@ -19,7 +19,7 @@ import {
   SandboxSpec,
   StopContainer,
 } from "../core/model";
-import { liftList, liftString, lowerList, lowerString } from "./memory";
+import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
 import { HookRequest, ProbeRequest } from "../core/probe-types";
 import { liftHookRequest, liftProbeRequest, lowerHookRequest, lowerProbeRequest } from "./probes";
 import { RESOURCE_QUANTITY_SIZE, liftContainerSpec, liftResourceQuantity, lowerContainerSpec, lowerResourceQuantity } from "./pod-spec";
@@ -274,6 +274,11 @@ function liftActionKind(ptr: usize): ActionKind {
     case ActionTag.RunHook:
       kind.hook = liftHookRequest(payload);
       break;
+    case ActionTag.SetUpVolumes:
+      kind.names = liftList<string>(payload, 8, liftStringElement);
+      break;
+    case ActionTag.TearDownVolumes:
+      break;
     default:
       assert(false, "abi: unknown action-kind case");
   }
@@ -347,6 +352,11 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
       break;
     case ActionTag.RunHook:
       lowerHookRequest(payload, changetype<HookRequest>(kind.hook));
+      break;
+    case ActionTag.SetUpVolumes:
+      lowerList<string>(payload, kind.names, 8, lowerStringElement);
+      break;
+    case ActionTag.TearDownVolumes:
       break;
     default:
       assert(false, "abi: unknown action-kind case");

@@ -1,7 +1,7 @@
 // Canonical-ABI lift/lower of the pod-spec family: env-var, resource-quantity, container-spec,
 // pod-spec, pod-rejection. Offsets are the canonical ABI's (fields aligned to their own
 // alignment, records padded to their largest); strings and lists are (ptr u32, len u32).
-import { ContainerSpec, EnvSourceTag, EnvVar, EnvVarSource, PodRejection, PodSpec, ResourceQuantity } from "../core/model";
+import { ContainerSpec, EnvSourceTag, EnvVar, EnvVarSource, PodRejection, PodSpec, ResourceQuantity, VolumeSpec } from "../core/model";
 import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
 import { ContainerPort, ReadinessGate } from "../core/probe-types";
 import {
@@ -37,8 +37,10 @@ const STARTUP_PROBE_AT: usize = 88;
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
 //   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
 //   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120),
-//   start-time-ms: option<u64> @128 (tag u8, u64 @136) }: size 144, align 8.
-export const POD_SPEC_SIZE: usize = 144;
+//   start-time-ms: option<u64> @128 (tag u8, u64 @136), volumes @144 }: size 152, align 8.
+export const POD_SPEC_SIZE: usize = 152;
+// volume-spec { name @0, kind u8 @8, source-version @12 }: size 20, align 4.
+export const VOLUME_SPEC_SIZE: usize = 20;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -159,7 +161,20 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.activeDeadlineSeconds = pod.hasActiveDeadline ? load<i64>(ptr + 120) : 0;
   pod.hasStartTime = load<u8>(ptr + 128) != 0;
   pod.startTimeMs = pod.hasStartTime ? load<u64>(ptr + 136) : 0;
+  pod.volumes = liftList<VolumeSpec>(ptr + 144, VOLUME_SPEC_SIZE, liftVolumeSpec);
   return pod;
+}
+
+export function liftVolumeSpec(ptr: usize): VolumeSpec {
+  const kind = load<u8>(ptr + 8);
+  assert(kind <= 6, "abi: unknown volume-kind case");
+  return new VolumeSpec(liftString(ptr), kind, liftString(ptr + 12));
+}
+
+export function lowerVolumeSpec(ptr: usize, item: VolumeSpec): void {
+  lowerString(ptr, item.name);
+  store<u8>(ptr + 8, <u8>item.kind);
+  lowerString(ptr + 12, item.sourceVersion);
 }
 
 export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
@@ -184,6 +199,7 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<i64>(ptr + 120, pod.hasActiveDeadline ? pod.activeDeadlineSeconds : 0);
   store<u8>(ptr + 128, <u8>(pod.hasStartTime ? 1 : 0));
   store<u64>(ptr + 136, pod.hasStartTime ? pod.startTimeMs : 0);
+  lowerList<VolumeSpec>(ptr + 144, pod.volumes, VOLUME_SPEC_SIZE, lowerVolumeSpec);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

@@ -20,6 +20,7 @@ import { RelistIntake } from "./relist-intake";
 import { wakePod } from "./pod-workers";
 import { imagePullKey } from "./restart";
 import { WaitingReason } from "./status";
+import { volumesFailed, volumesSetUp, volumesTornDown } from "./volume-manager";
 
 /// gRPC NOT_FOUND: the object is already gone, which is what a stop or remove wanted.
 const GRPC_NOT_FOUND: u32 = 5;
@@ -117,6 +118,12 @@ export class ActionResults {
       case ActionTag.RemoveSandbox:
         rec.dropSandbox(flight.sandboxId);
         break;
+      case ActionTag.SetUpVolumes:
+        volumesSetUp(rec, flight.specHash, nowMs);
+        break;
+      case ActionTag.TearDownVolumes:
+        volumesTornDown(rec);
+        break;
     }
   }
 
@@ -153,6 +160,18 @@ export class ActionResults {
     const tag = flight.tag;
     if (tag == ActionTag.RunHook) {
       this.hookDone(nowMs, rec, flight, message);
+      return;
+    }
+    if (tag == ActionTag.SetUpVolumes) {
+      // Upstream's reconciler: a FailedMount event for each failed try, the next after a back-off.
+      this.ctx.event(rec, "", EventType.Warning, "FailedMount", message);
+      const retryAtMs = volumesFailed(rec, nowMs);
+      if (!rec.volumes.ready) wakePod(rec, retryAtMs, nowMs);
+      return;
+    }
+    if (tag == ActionTag.TearDownVolumes) {
+      // Still mounted: tried again (the host has logged why).
+      wakePod(rec, nowMs + this.ctx.config.workerErrorBackoffMs, nowMs);
       return;
     }
     if (grpcCode == GRPC_NOT_FOUND && tag != ActionTag.CreateContainer && tag != ActionTag.RunSandbox && tag != ActionTag.StartContainer) {

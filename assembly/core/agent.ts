@@ -20,6 +20,7 @@ import { RelistIntake } from "./relist-intake";
 import { refreshStatus } from "./status-manager";
 import { syncPodStep } from "./sync-pod";
 import { cleanupStep, terminatingStep } from "./terminate-pod";
+import { tearDownStep } from "./volume-manager";
 
 export { RELIST_ANSWER_TIMEOUT_MS } from "./relist-intake";
 
@@ -134,6 +135,8 @@ export class Agent {
       const rec = unchecked(records[i]);
       if (rec.deadlineAtMs != 0 && rec.deadlineAtMs < deadline) deadline = rec.deadlineAtMs;
       if (rec.busyCount > 0 || rec.needsFreshView) continue;
+      const refreshAtMs = rec.volumes.refreshAtMs;
+      if (refreshAtMs != 0 && refreshAtMs < deadline && rec.state == WorkerState.SyncPod && !rec.terminal) deadline = refreshAtMs;
       if (rec.retryAtMs != 0 && rec.retryAtMs < deadline) deadline = rec.retryAtMs;
       else if (rec.retryAtMs == 0 && rec.dirty && this.intake.seenRuntime) deadline = this.ctx.nowMs;
     }
@@ -154,6 +157,7 @@ export class Agent {
         rec.deadlineAtMs = 0;
         rec.dirty = true;
       }
+      if (rec.volumes.refreshAtMs != 0 && rec.volumes.refreshAtMs <= nowMs && rec.state == WorkerState.SyncPod && !rec.terminal) rec.dirty = true;
       if (!rec.dirty) continue;
       if (rec.busyCount == 0 && !rec.needsFreshView && rec.retryAtMs == 0) due.push(rec.uid);
       else refreshStatus(rec, this.ctx); // waiting to act, but what it shows may have changed
@@ -184,6 +188,8 @@ export class Agent {
       movePod(rec, WorkerEvent.AllStopped);
     }
     if (rec.state == WorkerState.TerminatedPod) {
+      // Upstream unmounts the volumes of every pod whose containers have all stopped.
+      if (tearDownStep(rec, ctx)) return;
       if (rec.spec !== null) return; // terminal but still desired: keep it as it is
       if (cleanupStep(rec, ctx)) return;
       movePod(rec, WorkerEvent.AllRemoved);

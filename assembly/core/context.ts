@@ -295,6 +295,22 @@ export class WorkerContext {
   }
 
   /// Pod cgroups are removed by the host; the core only says when. No result needed.
+  /// Set up (or refresh) these volumes of the pod; `key` describes the volumes of the spec.
+  setUpVolumes(rec: PodRecord, names: string[], key: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.SetUpVolumes;
+    kind.names = names;
+    const flight = new InFlight();
+    flight.specHash = key;
+    this.call(rec, kind, flight);
+  }
+
+  tearDownVolumes(rec: PodRecord): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.TearDownVolumes;
+    this.call(rec, kind, new InFlight());
+  }
+
   removePodCgroup(rec: PodRecord): void {
     const kind = new ActionKind();
     kind.tag = ActionTag.RemovePodCgroup;

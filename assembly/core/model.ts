@@ -87,6 +87,23 @@ export class PodSpec {
   /// `status.startTime` from the apiserver (ms since the epoch), when it has one.
   hasStartTime: bool = false;
   startTimeMs: u64 = 0;
+  volumes: VolumeSpec[] = [];
+}
+
+/// WIT `volume-kind`.
+export const enum VolumeKind {
+  EmptyDir = 0,
+  HostPath = 1,
+  ConfigMap = 2,
+  Secret = 3,
+  DownwardApi = 4,
+  Projected = 5,
+  PersistentVolumeClaim = 6,
+}
+
+/// WIT `volume-spec`: a volume's name, type and the version of what its files are made from.
+export class VolumeSpec {
+  constructor(public name: string = "", public kind: i32 = VolumeKind.EmptyDir, public sourceVersion: string = "") {}
 }
 
 export class PodRejection {
@@ -336,6 +353,8 @@ export const enum ActionTag {
   NodePressureChanged = 13,
   RunProbe = 14,
   RunHook = 15,
+  SetUpVolumes = 16,
+  TearDownVolumes = 17,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -353,11 +372,14 @@ export class ActionKind {
   pressure: NodePressure | null = null;
   probe: ProbeRequest | null = null;
   hook: HookRequest | null = null;
+  /// `set-up-volumes`: the names of the volumes.
+  names: string[] = [];
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {
     return (this.tag >= ActionTag.RunSandbox && this.tag <= ActionTag.RemoveContainer) ||
-      this.tag == ActionTag.UpdateContainerResources || this.tag == ActionTag.UpdatePodCgroup || this.tag == ActionTag.RunHook;
+      this.tag == ActionTag.UpdateContainerResources || this.tag == ActionTag.UpdatePodCgroup || this.tag == ActionTag.RunHook ||
+      this.tag == ActionTag.SetUpVolumes || this.tag == ActionTag.TearDownVolumes;
   }
 }
 

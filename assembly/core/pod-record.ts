@@ -7,6 +7,7 @@ import { containerSpecHash } from "./hash";
 import { QosClass, podCgroupParent, qosClassOf } from "./qos";
 import { EvictionCandidate } from "./eviction-manager";
 import { ProbeWorker } from "./probe-worker";
+import { PodVolumes, volumesKey } from "./volume-manager";
 
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
@@ -114,6 +115,8 @@ export class PodRecord {
   resizePendingMessage: string = "";
   /// Containers or the pod cgroup still being resized.
   resizeInProgress: bool = false;
+  /// Set up, mounted, refresh and retry state of the pod's volumes.
+  volumes: PodVolumes = new PodVolumes();
 
   constructor(uid: string, namespace: string, name: string) {
     this.uid = uid;
@@ -122,6 +125,9 @@ export class PodRecord {
   }
 
   setSpec(spec: PodSpec): void {
+    // A pod first known by its spec has mounted nothing unless it has volumes (they may be
+    // there from before an agent restart); one first found in the runtime may have anything.
+    if (this.lastSpec === null && this.containers.length == 0 && this.sandboxes.length == 0) this.volumes.mounted = spec.volumes.length > 0;
     this.spec = spec;
     this.lastSpec = spec;
     this.namespace = spec.namespace;
@@ -153,6 +159,7 @@ export class PodRecord {
     if (current.namespace != spec.namespace || current.name != spec.name) return false;
     if (current.priority != spec.priority || current.staticPod != spec.staticPod || current.toleratesMemoryPressure != spec.toleratesMemoryPressure) return false;
     if (current.hasActiveDeadline != spec.hasActiveDeadline || current.activeDeadlineSeconds != spec.activeDeadlineSeconds) return false;
+    if (volumesKey(current) != volumesKey(spec)) return false;
     if (current.readinessGates.length != spec.readinessGates.length) return false;
     for (let i = 0; i < spec.readinessGates.length; i++) {
       if (current.readinessGates[i].conditionType != spec.readinessGates[i].conditionType || current.readinessGates[i].status != spec.readinessGates[i].status) return false;

@@ -18,6 +18,7 @@ import {
 import { WaitingReason, latestContainer } from "./status";
 import { resizeStep } from "./resize";
 import { InitProgress, initStep, stopSidecarsOfCompletedPod } from "./init-containers";
+import { VolumeProgress, volumesStep } from "./volume-manager";
 
 /// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
 const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
@@ -67,6 +68,11 @@ export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
   const spec = rec.spec!;
   const policy = restartPolicyOf(spec);
   const sandbox = newestReadySandbox(rec.sandboxes);
+
+  // Upstream syncPod waits for the pod's volumes before the runtime's SyncPod, at every sync.
+  const volumes = volumesStep(rec, ctx, spec);
+  if (volumes == VolumeProgress.Acted) return true;
+  if (volumes == VolumeProgress.Waiting) return false;
 
   if (sandbox === null) {
     // Upstream: a pod with restartPolicy Never whose sandbox died after it ran is not restarted.

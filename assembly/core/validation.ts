@@ -139,6 +139,7 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
   if (pod.hasReportedTerminalPhase && pod.reportedTerminalPhase != PodPhase.Succeeded && pod.reportedTerminalPhase != PodPhase.Failed) {
     out.push(new PodRejection(index, uid, "status.phase", "Invalid value: a reported terminal phase must be Succeeded or Failed"));
   }
+  volumeNameProblems(out, index, uid, pod);
   if (pod.containers.length == 0) {
     out.push(new PodRejection(index, uid, "spec.containers", "Required value"));
     return out;
@@ -153,6 +154,22 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
   containerProblems(out, index, uid, pod.containers, "spec.containers", seen, false);
   containerProblems(out, index, uid, pod.initContainers, "spec.initContainers", seen, true);
   return out;
+}
+
+/// Upstream validateVolumes: each name a DNS-1123 label, used once.
+function volumeNameProblems(out: PodRejection[], index: u32, uid: string, pod: PodSpec): void {
+  const seen = new Set<string>();
+  for (let i = 0; i < pod.volumes.length; i++) {
+    const name = pod.volumes[i].name;
+    const field = "spec.volumes[" + i.toString() + "].name";
+    if (name.length == 0) {
+      out.push(new PodRejection(index, uid, field, "Required value"));
+      continue;
+    }
+    nameProblems(out, index, uid, field, name, false);
+    if (seen.has(name)) out.push(new PodRejection(index, uid, field, 'Duplicate value: "' + name + '"'));
+    seen.add(name);
+  }
 }
 
 /// The problems of one list of containers (regular or init); `seen` holds the names taken in

@@ -31,6 +31,8 @@ export interface ReflectorOptions {
   onObjects: (objects: PodObject[]) => void;
   /** Connectivity changes: true once a list succeeded, false when a list or watch failed. */
   onConnected?: (connected: boolean) => void;
+  /** A list or watch failed (before the retry): what the apiserver or the connection said. */
+  onError?: (error: Error) => void;
   /** Overrides WATCH_IDLE_TIMEOUT_MS (tests). */
   watchIdleTimeoutMs?: number;
 }
@@ -93,7 +95,8 @@ export class Reflector {
           continue;
         }
         this.setConnected(false);
-        this.options.log.log("warn", `Cannot reach the apiserver for ${this.options.what}; ${this.options.what === "pods" ? "pods keep running, " : ""}retrying`, {
+        this.options.onError?.(error as Error);
+        this.options.log.log("warn", error instanceof ApiStatusError && error.code === 403 ? `The apiserver refuses ${this.options.what}; retrying` : `Cannot reach the apiserver for ${this.options.what}; ${this.options.what === "pods" ? "pods keep running, " : ""}retrying`, {
           error: (error as Error).message,
           retryInMs: this.delayMs,
         });

@@ -56,6 +56,9 @@ const CONTAINER_STATES: Record<string, ContainerStateName> = {
   CONTAINER_UNKNOWN: "unknown",
 };
 
+/** CRI MountPropagation numbers. */
+const MOUNT_PROPAGATION = { private: 0, "host-to-container": 1, bidirectional: 2 } as const;
+
 export class GrpcRuntime implements Runtime {
   private runtimeClient: grpc.Client & Record<string, Unary>;
   private imageClient: grpc.Client & Record<string, Unary>;
@@ -176,7 +179,7 @@ export class GrpcRuntime implements Runtime {
         labels: config.labels,
         annotations: config.annotations,
         logPath: config.logPath,
-        mounts: (config.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly })),
+        mounts: (config.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly, propagation: MOUNT_PROPAGATION[m.propagation ?? "private"] })),
         stdin: config.stdin ?? false,
         stdinOnce: config.stdinOnce ?? false,
         tty: config.tty ?? false,

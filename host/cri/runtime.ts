@@ -94,6 +94,15 @@ export interface ContainerResources {
   oomScoreAdj: number;
 }
 
+/** A CRI Mount: a path of the node bound into the container. */
+export interface CriMount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+  /** CRI MountPropagation; private when absent. */
+  propagation?: "private" | "host-to-container" | "bidirectional";
+}
+
 export interface ContainerConfig {
   name: string;
   resources?: ContainerResources;
@@ -107,7 +116,7 @@ export interface ContainerConfig {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   /** Files of the node mounted into the container (the termination message file, /etc/hosts). */
-  mounts?: { containerPath: string; hostPath: string; readonly: boolean }[];
+  mounts?: CriMount[];
   security?: ContainerSecurity;
   stdin?: boolean;
   stdinOnce?: boolean;

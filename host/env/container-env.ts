@@ -28,6 +28,11 @@ export interface PodFacts {
   servicesUnknown?: boolean;
   /** The pod's spec as its source gave it (DNS, ports, security, hosts file). */
   spec?: Record<string, any>;
+  /**
+   * The configMaps and secrets the container's env reads (`configmaps/<name>`, `secrets/<name>`),
+   * fetched before the env is made: an object, or undefined when it does not exist.
+   */
+  envObjects?: Map<string, Record<string, any> | undefined>;
   /** Each container's `terminationMessagePath` and `terminationMessagePolicy`, by name. */
   terminationMessages?: Record<string, { path: string; policy: string }>;
 }
@@ -53,7 +58,7 @@ function subscript(path: string): [string, string] | undefined {
   return m ? [m[1], m[2]] : undefined;
 }
 
-function fieldValue(path: string, facts: PodFacts): string {
+export function fieldValue(path: string, facts: PodFacts): string {
   switch (path) {
     case "metadata.name":
       return facts.name;
@@ -79,7 +84,7 @@ function fieldValue(path: string, facts: PodFacts): string {
   throw new EnvError(`unsupported fieldPath: ${path}`);
 }
 
-function resourceValue(selector: { containerName: string; resource: string; divisor: string }, self: ContainerSpec, facts: PodFacts): string {
+export function resourceValue(selector: { containerName: string; resource: string; divisor: string }, self: ContainerSpec, facts: PodFacts): string {
   const container = selector.containerName ? facts.containers.find((c) => c.name === selector.containerName) : self;
   if (!container) throw new EnvError(`container ${selector.containerName} not found`);
   const [kind, name] = selector.resource.split(".", 2) as ["limits" | "requests", string];
@@ -124,22 +129,77 @@ export function expand(input: string, lookup: (name: string) => string | undefin
   return out + input.slice(checkpoint);
 }
 
+/** The container as its pod object has it (env sources the core does not carry). */
+function rawContainer(container: ContainerSpec, facts: PodFacts): Record<string, any> | undefined {
+  const spec = facts.spec ?? {};
+  return [...(spec.containers ?? []), ...(spec.initContainers ?? [])].find((c: Record<string, any>) => c?.name === container.name);
+}
+
+/** The string values of a configMap (data, binaryData) or secret (data, decoded). */
+function objectValues(kind: string, object: Record<string, any>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (kind === "configmaps") {
+    for (const [k, v] of Object.entries(object.data ?? {})) out[k] = String(v);
+    for (const [k, v] of Object.entries(object.binaryData ?? {})) out[k] = Buffer.from(String(v), "base64").toString("utf8");
+  } else {
+    for (const [k, v] of Object.entries(object.data ?? {})) out[k] = Buffer.from(String(v), "base64").toString("utf8");
+  }
+  return out;
+}
+
+/** One configMap or secret as env reads it; undefined when missing and optional. */
+function envObject(facts: PodFacts, kind: "configmaps" | "secrets", name: string, optional: boolean): Record<string, string> | undefined {
+  const key = `${kind}/${name}`;
+  const object = facts.envObjects?.get(key);
+  if (!object) {
+    if (optional) return undefined;
+    throw new EnvError(`${kind === "configmaps" ? "configmap" : "secret"} "${name}" not found`);
+  }
+  return objectValues(kind, object);
+}
+
+/** A `configMapKeyRef` or `secretKeyRef` value; undefined when optional and missing. */
+function keyRefValue(facts: PodFacts, source: Record<string, any>): string | undefined {
+  const kind = source.configMapKeyRef ? "configmaps" : "secrets";
+  const ref = source.configMapKeyRef ?? source.secretKeyRef;
+  const optional = ref.optional === true;
+  const values = envObject(facts, kind, String(ref.name), optional);
+  if (!values) return undefined;
+  if (!Object.hasOwn(values, ref.key)) {
+    if (optional) return undefined;
+    throw new EnvError(`couldn't find key ${ref.key} in ${kind === "configmaps" ? "ConfigMap" : "Secret"} ${facts.namespace}/${ref.name}`);
+  }
+  return values[ref.key];
+}
+
 /** The container's env, command and args as the runtime gets them. */
 export function containerEnvironment(container: ContainerSpec, facts: PodFacts): { env: { name: string; value: string }[]; command: string[]; args: string[] } {
   if (facts.servicesUnknown) throw new EnvError("services have not yet been read at least once, cannot construct envvars");
   const defined = new Map<string, string>();
   const services = facts.serviceEnv ?? {};
   const lookup = (name: string) => defined.get(name) ?? (Object.hasOwn(services, name) ? services[name] : undefined);
-  const env: { name: string; value: string }[] = [];
-  for (const e of container.env) {
-    let value: string;
+  const raw = rawContainer(container, facts);
+  // envFrom first, each source over the ones before; then env over all of them (upstream order).
+  for (const from of Array.isArray(raw?.envFrom) ? raw!.envFrom : []) {
+    const kind = from.configMapRef ? "configmaps" : "secrets";
+    const ref = from.configMapRef ?? from.secretRef;
+    const values = envObject(facts, kind, String(ref.name), ref.optional === true);
+    for (const [k, v] of Object.entries(values ?? {})) defined.set(`${from.prefix ?? ""}${k}`, v);
+  }
+  container.env.forEach((e, i) => {
+    let value: string | undefined;
     const source = e.valueFrom;
-    if (!source) value = expand(e.value, lookup);
+    const rawSource = raw?.env?.[i]?.name === e.name ? raw.env[i].valueFrom : undefined;
+    if (rawSource && (rawSource.configMapKeyRef || rawSource.secretKeyRef)) {
+      value = keyRefValue(facts, rawSource);
+      if (value === undefined) return; // optional and missing: the variable is not set
+    } else if (!source) value = expand(e.value, lookup);
     else if (source.tag === "field-ref") value = fieldValue(source.val, facts);
     else value = resourceValue(source.val, container, facts);
+    defined.delete(e.name); // keeps the last definition's place
     defined.set(e.name, value);
-    env.push({ name: e.name, value });
-  }
+  });
+  const env: { name: string; value: string }[] = [...defined.entries()].map(([name, value]) => ({ name, value }));
   for (const name of Object.keys(services).sort()) if (!defined.has(name)) env.push({ name, value: services[name] });
   return { env, command: container.command.map((c) => expand(c, lookup)), args: container.args.map((a) => expand(a, lookup)) };
 }

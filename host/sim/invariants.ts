@@ -119,6 +119,16 @@ export class Invariants {
     this.evicted.delete(podUid);
   }
 
+  /** A sandbox or container was asked for before every volume of its pod was set up. */
+  startedBeforeVolumes(podUid: string, call: string, nowMs: number): void {
+    this.violate(nowMs, "volumes-before-start", `pod ${podUid}: ${call} before all its volumes were set up`);
+  }
+
+  /** A pod left the core (nothing of it in the runtime) with its volumes still set up. */
+  mountedAfterRemoval(podUid: string, nowMs: number): void {
+    this.violate(nowMs, "deleted-pod-unmounted", `pod ${podUid}: its volumes are still set up after everything else of it was removed`);
+  }
+
   /** A deleted pod's deadline passed: nothing of it may be left. */
   checkGone(runtime: SimRuntime, podUid: string, podName: string, deletedAtMs: number, nowMs: number): void {
     const sandboxes = [...runtime.sandboxes.values()].filter((s) => s.podUid === podUid);

@@ -157,6 +157,8 @@ export interface Scenario {
    * for its whole grace period: kept so that a test shows the deletion invariant catches it.
    */
   stopsHoldSlots: boolean;
+  /** How the host's volume set-up behaves: how long it takes, how often it fails (0 to 1). */
+  volumes: { latency: DurationRange; failure: number };
 }
 
 
@@ -333,7 +335,11 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes"]);
+  const volumes = o.volumes === undefined ? {} : r.object(o.volumes, "volumes");
+  r.only(volumes, "volumes", ["latency", "failure"]);
+  const volumeFailure = volumes.failure ?? 0;
+  if (typeof volumeFailure !== "number" || !(volumeFailure >= 0 && volumeFailure <= 1)) r.fail("volumes.failure", `expected a number from 0 to 1, got ${describe(volumeFailure)}`);
   if (o.stopsHoldSlots !== undefined && typeof o.stopsHoldSlots !== "boolean") r.fail("stopsHoldSlots", `expected true or false, got ${describe(o.stopsHoldSlots)}`);
   const source = o.source ?? "file";
   if (source !== "file" && source !== "apiserver") r.fail("source", `expected file or apiserver, got ${describe(source)}`);
@@ -408,6 +414,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     timeline,
     expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),
     stopsHoldSlots: o.stopsHoldSlots === true,
+    volumes: { latency: r.range(volumes.latency ?? "5ms-50ms", "volumes.latency"), failure: volumeFailure as number },
   };
 }
 

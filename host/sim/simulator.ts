@@ -94,6 +94,9 @@ export class Simulator {
   private pendingProbeResults: ProbeResult[] = [];
   private probeInvariants: ProbeInvariants;
   private probeRng: Prng;
+  private volumeRng: Prng;
+  /** Pods whose volumes the simulated host has set up and not torn down (they outlive agent restarts). */
+  private mounted = new Set<string>();
   /** When each container run's probes turn, drawn at its first probe. */
   private probeTurns = new Map<string, { startupAfterMs: number; healthyForMs: number }>();
   private needPump = false;
@@ -173,6 +176,7 @@ export class Simulator {
       this.trace,
     );
     this.probeRng = rng.fork("probes");
+    this.volumeRng = rng.fork("volumes");
     this.probeInvariants = new ProbeInvariants(this.invariants, (uid) => this.pods.isMarked(uid) || this.pods.keyOf(uid) === undefined);
     this.cri.probeInvariants = this.probeInvariants;
     this.endMs = SIM_EPOCH_MS + s.durationMs;
@@ -342,8 +346,19 @@ export class Simulator {
         this.simulateProbe(action, kind.val);
         return;
       case "pod-event":
+        return; // no log in the simulation
       case "remove-pod-cgroup":
-        return; // no log or cgroup file system in the simulation
+        // The last step of a removed pod: its volumes must be gone by now.
+        if (this.mounted.has(action.podUid)) this.invariants.mountedAfterRemoval(action.podUid, this.nowMs);
+        return;
+      case "set-up-volumes":
+        this.simulateVolumeSetUp(action);
+        return;
+      case "tear-down-volumes":
+        this.mounted.delete(action.podUid);
+        this.pendingResults.push({ actionId: action.id, outcome: { tag: "ok", val: "" } });
+        this.needPump = true;
+        return;
       case "node-pressure-changed":
         this.pressure = kind.val;
         this.trace?.sim(this.nowMs, "pressure", { ...kind.val });
@@ -358,9 +373,29 @@ export class Simulator {
           if (this.invariants.evicted.has(action.podUid)) this.invariants.startedAfterEviction(action.podUid, kind.tag, this.nowMs);
           else if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
           else if (this.pods.isReportedTerminal(action.podUid)) this.invariants.startedAfterFinished(action.podUid, kind.tag, this.nowMs);
+          const volumes = this.pods.podInfo(action.podUid)?.spec?.volumes ?? [];
+          if (volumes.length > 0 && !this.mounted.has(action.podUid)) this.invariants.startedBeforeVolumes(action.podUid, kind.tag, this.nowMs);
         }
         this.cri.submit(action);
     }
+  }
+
+  /**
+   * The host's volume set-up, simulated: it takes the scenario's latency and fails as often as
+   * it says; a pod counts as set up only once it answered ok.
+   */
+  private simulateVolumeSetUp(action: PlannedAction): void {
+    const generation = this.generation;
+    const { latency, failure } = this.scenario.volumes;
+    const fails = this.volumeRng.chance(failure);
+    this.queue.push(this.nowMs + this.volumeRng.int(latency.minMs, latency.maxMs), "volumes set up", () => {
+      if (generation !== this.generation) return; // the agent that asked is gone
+      if (!fails) this.mounted.add(action.podUid);
+      this.pendingResults.push(fails
+        ? { actionId: action.id, outcome: { tag: "err", val: { kind: "other", grpcCode: 0, message: 'MountVolume.SetUp failed for volume "data" : simulated failure' } } }
+        : { actionId: action.id, outcome: { tag: "ok", val: "" } });
+      this.needPump = true;
+    });
   }
 
   /**

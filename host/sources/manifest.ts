@@ -9,7 +9,8 @@ import { checkNamingFields } from "./dns-fields.js";
 import { checkContainerSecurityContext, checkPodSecurityContext } from "./security-fields.js";
 import { checkPlacement } from "./affinity-fields.js";
 import { lifecycleOf, portsOf, probeOf, readinessGatesOf } from "./probe-fields.js";
-import { envSourceOf } from "./env-fields.js";
+import { checkEnvFrom, envSourceOf } from "./env-fields.js";
+import { checkVolumeMounts, volumesOf } from "./volume-fields.js";
 
 export { ManifestError } from "./field-reader.js";
 
@@ -31,10 +32,10 @@ const CONTAINER_FIELDS = new Set([
   "name", "image", "command", "args", "env", "workingDir", "resources", "imagePullPolicy",
   "terminationMessagePath", "terminationMessagePolicy", "ports", "resizePolicy",
   "startupProbe", "livenessProbe", "readinessProbe", "restartPolicy", "lifecycle",
-  "securityContext", "stdin", "stdinOnce", "tty",
+  "securityContext", "stdin", "stdinOnce", "tty", "volumeMounts", "envFrom",
 ]);
 /** Container fields that mean nothing when false or empty (the apiserver writes some of them). */
-const CONTAINER_FIELDS_IF_EMPTY = new Set(["volumeMounts", "envFrom", "volumeDevices"]);
+const CONTAINER_FIELDS_IF_EMPTY = new Set(["volumeDevices"]);
 
 /**
  * Pod spec fields nanolet acts on, and those that are the scheduler's or the apiserver's alone
@@ -46,7 +47,7 @@ const POD_SPEC_FIELDS = new Set([
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
   "readinessGates", "initContainers", "activeDeadlineSeconds",
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
-  "setHostnameAsFQDN", "nodeSelector", "affinity",
+  "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
@@ -91,14 +92,32 @@ function toleratesMemoryPressure(value: unknown): boolean {
   });
 }
 
-function containerAt(r: FieldReader, value: unknown, field: string, ignoredMounts: Set<string> = new Set()): ContainerSpec {
+/** Every volume's name, whether or not the volume is valid (a mount of an invalid one is not "Not found"). */
+function volumeNamesOf(spec: JsonObject): Set<string> {
+  const list = Array.isArray(spec.volumes) ? spec.volumes : [];
+  return new Set(list.map((v) => (isObject(v) && typeof v.name === "string" ? v.name : "")).filter((n) => n !== ""));
+}
+
+/** What a container's checks need of its pod. */
+interface PodContext {
+  volumeNames: ReadonlySet<string>;
+  /** A static pod: it cannot read configMaps or secrets from the apiserver. */
+  staticPod: boolean;
+}
+
+const STATIC_OBJECT_REF = "Forbidden: a static pod may not reference configMaps or secrets (its node may read only the objects of pods bound to it)";
+
+function containerAt(r: FieldReader, value: unknown, field: string, pod: PodContext): ContainerSpec {
   const c = r.object(value, field, true) ?? {};
   for (const key of Object.keys(c)) {
     if (CONTAINER_FIELDS.has(key)) continue;
-    if (key === "volumeMounts" && mountsOnlyIgnored(r, c.volumeMounts, `${field}.volumeMounts`, ignoredMounts)) continue;
     if (CONTAINER_FIELDS_IF_EMPTY.has(key) && isEmptyField(c[key])) continue;
     r.add(`${field}.${key}`, NOT_IMPLEMENTED);
   }
+  const privileged = isObject(c.securityContext) && c.securityContext.privileged === true;
+  checkVolumeMounts(r, c.volumeMounts, `${field}.volumeMounts`, pod.volumeNames, privileged);
+  checkEnvFrom(r, c.envFrom, `${field}.envFrom`);
+  if (pod.staticPod && !isEmptyField(c.envFrom)) r.add(`${field}.envFrom`, STATIC_OBJECT_REF);
   const resources = r.object(c.resources, `${field}.resources`) ?? {};
   r.onlyFields(resources, `${field}.resources`, new Set(["requests", "limits"]), new Set(["claims"]));
   checkPorts(r, c.ports, `${field}.ports`);
@@ -119,6 +138,7 @@ function containerAt(r: FieldReader, value: unknown, field: string, ignoredMount
       const raw = e.value;
       const value = typeof raw === "number" || typeof raw === "boolean" ? String(raw) : r.string(raw, `${field}.env[${i}].value`) ?? "";
       const valueFrom = envSourceOf(r, e.valueFrom, `${field}.env[${i}].valueFrom`);
+      if (pod.staticPod && isObject(e.valueFrom) && (e.valueFrom.configMapKeyRef || e.valueFrom.secretKeyRef)) r.add(`${field}.env[${i}].valueFrom`, STATIC_OBJECT_REF);
       return { name: r.string(e.name, `${field}.env[${i}].name`) ?? "", value, ...(valueFrom ? { valueFrom } : {}) };
     }),
     workingDir: r.string(c.workingDir, `${field}.workingDir`) || undefined,
@@ -141,27 +161,17 @@ function isEmptyField(value: unknown): boolean {
   return isObject(value) && Object.keys(value).length === 0;
 }
 
-function mountsOnlyIgnored(r: FieldReader, value: unknown, field: string, ignored: Set<string>): boolean {
-  if (ignored.size === 0) return false;
-  return r.array(value, field).every((m, i) => {
-    const mount = r.object(m, `${field}[${i}]`, true);
-    const name = mount ? r.string(mount.name, `${field}[${i}].name`, true) : undefined;
-    return name !== undefined && ignored.has(name);
-  });
-}
-
 function integerAt(r: FieldReader, value: unknown, field: string): bigint | undefined {
   const n = r.integer(value, field);
   return n === undefined ? undefined : BigInt(n);
 }
 
 /** The fields of `spec` both sources share: an allowlist, the rest refused by name. */
-function checkSpecFields(r: FieldReader, spec: JsonObject, ignored: Set<string>): void {
+function checkSpecFields(r: FieldReader, spec: JsonObject): void {
   for (const key of Object.keys(spec)) {
     if (POD_SPEC_FIELDS.has(key)) continue;
-    if (key === "volumes" && ignored.size > 0) continue;
     if (POD_SPEC_FIELDS_IF_EMPTY.has(key) && isEmptyField(spec[key])) continue;
-    r.add(`spec.${key}`, key === "volumes" ? "Unsupported field: nanolet does not mount volumes yet" : NOT_IMPLEMENTED);
+    r.add(`spec.${key}`, NOT_IMPLEMENTED);
   }
   checkTolerations(r, spec.tolerations);
   checkNamingFields(r, spec);
@@ -173,13 +183,13 @@ function checkSpecFields(r: FieldReader, spec: JsonObject, ignored: Set<string>)
 }
 
 /** `spec.containers` as a list (a wrong type is one problem, not one per item). */
-function containersOf(r: FieldReader, spec: JsonObject, ignored: Set<string>): ContainerSpec[] {
-  return r.array(spec.containers, "spec.containers").map((c, i) => containerAt(r, c, `spec.containers[${i}]`, ignored));
+function containersOf(r: FieldReader, spec: JsonObject, pod: PodContext): ContainerSpec[] {
+  return r.array(spec.containers, "spec.containers").map((c, i) => containerAt(r, c, `spec.containers[${i}]`, pod));
 }
 
 /** `spec.initContainers`, read as containers are. */
-function initContainersOf(r: FieldReader, spec: JsonObject, ignored: Set<string>): ContainerSpec[] {
-  return r.array(spec.initContainers, "spec.initContainers").map((c, i) => containerAt(r, c, `spec.initContainers[${i}]`, ignored));
+function initContainersOf(r: FieldReader, spec: JsonObject, pod: PodContext): ContainerSpec[] {
+  return r.array(spec.initContainers, "spec.initContainers").map((c, i) => containerAt(r, c, `spec.initContainers[${i}]`, pod));
 }
 
 export interface ManifestContext {
@@ -211,10 +221,12 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const explicitUid = r.string(metadata.uid, "metadata.uid");
   r.stringMap(metadata.labels, "metadata.labels");
   r.stringMap(metadata.annotations, "metadata.annotations");
-  checkSpecFields(r, spec, new Set());
+  checkSpecFields(r, spec);
+  const volumes = volumesOf(r, spec, metadata, true);
+  const podContext = { volumeNames: volumeNamesOf(spec), staticPod: true };
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
-  const containers = containersOf(r, spec, new Set());
-  const initContainers = initContainersOf(r, spec, new Set());
+  const containers = containersOf(r, spec, podContext);
+  const initContainers = initContainersOf(r, spec, podContext);
   const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
@@ -244,27 +256,8 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     readinessGates,
     initContainers,
     activeDeadlineSeconds,
+    volumes,
   };
-}
-
-/**
- * The volumes nanolet may leave unmounted: the service account token volume the apiserver adds
- * to every pod (`kube-api-access-*`, a projected token, CA and namespace). nanolet does not
- * mount volumes yet; refusing every pod for this one would refuse every pod of a real cluster.
- */
-function ignorableVolumes(r: FieldReader, spec: JsonObject): Set<string> {
-  const names = new Set<string>();
-  r.array(spec.volumes, "spec.volumes").forEach((v, i) => {
-    const volume = r.object(v, `spec.volumes[${i}]`, true);
-    if (!volume) return;
-    const name = r.string(volume.name, `spec.volumes[${i}].name`, true) ?? "";
-    if (!name.startsWith("kube-api-access-") || volume.projected === undefined) {
-      r.add(`spec.volumes[${i}]`, "Unsupported field: nanolet does not mount volumes yet");
-      return;
-    }
-    names.add(name);
-  });
-  return names;
 }
 
 const TERMINAL_PHASES: Record<string, "succeeded" | "failed" | undefined> = { Succeeded: "succeeded", Failed: "failed" };
@@ -279,11 +272,12 @@ export function podFromApiObject(doc: unknown): PodSpec {
   if (!pod) r.done();
   const metadata = r.object(pod!.metadata, "metadata", true) ?? {};
   const spec = r.object(pod!.spec, "spec", true) ?? {};
-  const ignored = ignorableVolumes(r, spec);
-  checkSpecFields(r, spec, ignored);
+  checkSpecFields(r, spec);
+  const volumes = volumesOf(r, spec, metadata, false);
+  const podContext = { volumeNames: volumeNamesOf(spec), staticPod: false };
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
-  const containers = containersOf(r, spec, ignored);
-  const initContainers = initContainersOf(r, spec, ignored);
+  const containers = containersOf(r, spec, podContext);
+  const initContainers = initContainersOf(r, spec, podContext);
   const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
   const uid = r.string(metadata.uid, "metadata.uid", true) ?? "";
   const namespace = r.string(metadata.namespace, "metadata.namespace") || "default";
@@ -316,5 +310,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     initContainers,
     activeDeadlineSeconds,
     startTimeMs: Number.isFinite(startMs) && startMs > 0 ? BigInt(startMs) : undefined,
+    volumes,
   };
 }

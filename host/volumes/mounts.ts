@@ -1,0 +1,55 @@
+// The node's mount table as the volume manager needs it: is a path a mount point, mount a tmpfs
+// (memory-backed emptyDir, secrets, projected tokens), unmount. Uses mount(8)/umount(8), which
+// every node has; /proc/self/mountinfo tells what is mounted.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+/** Mount points of this mount namespace (fields 5 of /proc/self/mountinfo, unescaped). */
+export function mountPoints(mountinfo = "/proc/self/mountinfo"): string[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(mountinfo, "utf8");
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const fields = line.split(" ");
+    if (fields.length > 4) out.push(fields[4].replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))));
+  }
+  return out;
+}
+
+export function isMountPoint(dir: string): boolean {
+  const resolved = path.resolve(dir);
+  return mountPoints().includes(resolved);
+}
+
+/** Mount points at or under `dir`, deepest first (the order to unmount them in). */
+export function mountsUnder(dir: string): string[] {
+  const root = path.resolve(dir);
+  return mountPoints()
+    .filter((m) => m === root || m.startsWith(root + "/"))
+    .sort((a, b) => b.length - a.length);
+}
+
+/** Mounts a tmpfs at `dir` (made if missing) unless one is there; `sizeBytes` 0: the kernel's default. */
+export function mountTmpfs(dir: string, sizeBytes: number): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o750 });
+  if (isMountPoint(dir)) return;
+  const options = sizeBytes > 0 ? ["-o", `size=${Math.ceil(sizeBytes)}`] : [];
+  execFileSync("mount", ["-t", "tmpfs", ...options, "tmpfs", dir], { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/** Unmounts everything at or under `dir`; throws with mount(8)'s words when one stays. */
+export function unmountAll(dir: string): void {
+  for (const m of mountsUnder(dir)) {
+    try {
+      execFileSync("umount", [m], { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (error) {
+      const stderr = String((error as { stderr?: Buffer }).stderr ?? "").trim();
+      throw new Error(`unmount of ${m} failed: ${stderr || (error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,327 @@
+// The mounting half of the kubelet's VolumeManager (the core decides when): each volume of a pod
+// set up under `<root-dir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>` as upstream lays it
+// out, the CRI mounts of a container (readOnly, subPath, subPathExpr, propagation), the tear-down
+// of a stopped pod, and the clean-up of directories whose pod is gone.
+import fs from "node:fs";
+import path from "node:path";
+import type { ApiClient } from "../cluster/api-client.js";
+import { ApiStatusError } from "../cluster/api-client.js";
+import type { CriMount } from "../cri/runtime.js";
+import { expand, quantityValue, type PodFacts } from "../env/container-env.js";
+import type { Logger } from "../log.js";
+import { pathUnder, safeComponent } from "../safe-path.js";
+import { descendingPathProblem } from "../sources/volume-fields.js";
+import { writeAtomically, type Payload } from "./atomic-writer.js";
+import { mountTmpfs, mountsUnder, unmountAll } from "./mounts.js";
+import { VolumeMountError } from "./volume-errors.js";
+
+export { VolumeMountError } from "./volume-errors.js";
+import type { ObjectGetter } from "./object-store.js";
+import { DEFAULT_FILE_MODE, VolumeSetUpError, downwardPayload, objectPayload, projectedPayload } from "./payloads.js";
+import type { TokenManager } from "./token-manager.js";
+
+export const VOLUMES_DIR = "volumes";
+/** upstream's plugin directory names (`kubernetes.io~<plugin>`), by volume field. */
+export const PLUGIN_DIRS: Record<string, string> = {
+  emptyDir: "kubernetes.io~empty-dir",
+  configMap: "kubernetes.io~configmap",
+  secret: "kubernetes.io~secret",
+  downwardAPI: "kubernetes.io~downward-api",
+  projected: "kubernetes.io~projected",
+};
+/** Types whose files the kubelet owns: mounted read-only into containers (upstream attributes). */
+const READ_ONLY_TYPES = new Set(["configMap", "secret", "downwardAPI", "projected"]);
+const PROPAGATION: Record<string, CriMount["propagation"]> = { None: "private", HostToContainer: "host-to-container", Bidirectional: "bidirectional" };
+
+
+export interface VolumeManagerOptions {
+  /** `<root-dir>/pods`. */
+  podsDir: string;
+  log: Logger;
+  /** ConfigMaps and Secrets; absent without an apiserver. */
+  objects?: ObjectGetter;
+  tokens?: TokenManager;
+  /** PersistentVolumeClaims and PersistentVolumes; absent without an apiserver. */
+  client?: ApiClient;
+  /** The node's allocatable memory, the largest a memory-backed emptyDir may be. */
+  allocatableMemoryBytes?: () => number;
+}
+
+type VolumeObject = Record<string, any>;
+
+function volumeType(volume: VolumeObject): string {
+  return Object.keys(volume).find((k) => k !== "name" && volume[k] !== null && volume[k] !== undefined) ?? "";
+}
+
+/** The pod's memory limit as upstream's PodLimits sums it (0 when no container has one). */
+function podMemoryLimitBytes(facts: PodFacts): number {
+  let sum = 0;
+  for (const c of facts.containers) {
+    const limit = c.limits.find((q) => q.name === "memory");
+    if (limit) sum += quantityValue(limit.quantity) || 0;
+  }
+  return sum;
+}
+
+export class VolumeManager {
+  /** Where a hostPath or claim volume is on the node, by pod uid then volume name. */
+  private resolved = new Map<string, Map<string, { hostPath: string; readOnly: boolean }>>();
+
+  constructor(private options: VolumeManagerOptions) {}
+
+  /** `<root-dir>/pods/<uid>/volumes`. */
+  volumesDir(uid: string): string {
+    if (!safeComponent(uid)) throw new VolumeSetUpError(`pod uid ${JSON.stringify(uid)} cannot name a directory`);
+    return path.join(pathUnder(this.options.podsDir, uid), VOLUMES_DIR);
+  }
+
+  private pluginDir(uid: string, type: string, name: string): string {
+    if (!safeComponent(name)) throw new VolumeSetUpError(`volume name ${JSON.stringify(name)} cannot name a directory`);
+    return path.join(this.volumesDir(uid), PLUGIN_DIRS[type], name);
+  }
+
+  /** Sets up (or refreshes) the named volumes of the pod, in order; the first failure throws with upstream's event words. */
+  async setUp(facts: PodFacts, names: string[]): Promise<void> {
+    const volumes: VolumeObject[] = Array.isArray(facts.spec?.volumes) ? facts.spec!.volumes : [];
+    for (const name of names) {
+      const volume = volumes.find((v) => v?.name === name);
+      try {
+        if (!volume) throw new VolumeSetUpError("the pod has no such volume");
+        await this.setUpOne(facts, volume);
+      } catch (error) {
+        const reason = error instanceof VolumeSetUpError || error instanceof ApiStatusError ? error.message : (error as Error).message;
+        throw new VolumeSetUpError(`MountVolume.SetUp failed for volume "${name}" : ${reason}`);
+      }
+    }
+  }
+
+  private async setUpOne(facts: PodFacts, volume: VolumeObject): Promise<void> {
+    const type = volumeType(volume);
+    const source = volume[type] ?? {};
+    const fsGroup = typeof facts.spec?.securityContext?.fsGroup === "number" ? facts.spec.securityContext.fsGroup : undefined;
+    switch (type) {
+      case "emptyDir":
+        return this.setUpEmptyDir(facts, volume.name, source, fsGroup);
+      case "hostPath":
+        this.remember(facts.uid, volume.name, checkHostPath(String(source.path), String(source.type ?? "")), false);
+        return;
+      case "configMap":
+      case "secret":
+      case "downwardAPI":
+      case "projected": {
+        const dir = this.pluginDir(facts.uid, type, volume.name);
+        // Secrets, the downward API and projections (tokens) live in memory, as upstream's wrappers put them.
+        if (type !== "configMap") mountTmpfs(dir, 0);
+        const payload = await this.payloadOf(facts, type, source);
+        const changed = writeAtomically(dir, payload, { gid: fsGroup, readOnly: true });
+        if (changed) this.options.log.log("debug", "Volume files written", { pod: `${facts.namespace}/${facts.name}`, volume: volume.name, files: payload.size });
+        return;
+      }
+      case "persistentVolumeClaim": {
+        const { hostPath, readOnly } = await this.claimPath(facts.namespace, String(source.claimName));
+        this.remember(facts.uid, volume.name, hostPath, readOnly || source.readOnly === true);
+        return;
+      }
+      default:
+        throw new VolumeSetUpError(`volume type ${JSON.stringify(type)} is not supported by nanolet`);
+    }
+  }
+
+  private remember(uid: string, name: string, hostPath: string, readOnly: boolean): void {
+    let pod = this.resolved.get(uid);
+    if (!pod) this.resolved.set(uid, (pod = new Map()));
+    pod.set(name, { hostPath, readOnly });
+  }
+
+  private async payloadOf(facts: PodFacts, type: string, source: VolumeObject): Promise<Payload> {
+    const defaultMode = typeof source.defaultMode === "number" ? source.defaultMode : DEFAULT_FILE_MODE;
+    const { objects, tokens } = this.options;
+    if (type === "projected") return projectedPayload(source, defaultMode, facts, objects, tokens);
+    const payload: Payload = new Map();
+    if (type === "downwardAPI") downwardPayload(source.items, facts, defaultMode, payload);
+    else await objectPayload(objects, type === "configMap" ? "configmaps" : "secrets", facts.namespace, source, defaultMode, payload);
+    return payload;
+  }
+
+  private setUpEmptyDir(facts: PodFacts, name: string, source: VolumeObject, fsGroup: number | undefined): void {
+    const dir = this.pluginDir(facts.uid, "emptyDir", name);
+    if (source.medium === "Memory") {
+      // upstream calculateEmptyDirMemorySize: allocatable, else the pod's limit, else a smaller sizeLimit.
+      let size = this.options.allocatableMemoryBytes?.() ?? 0;
+      const podLimit = podMemoryLimitBytes(facts);
+      if (podLimit > 0) size = podLimit;
+      const sizeLimit = source.sizeLimit === undefined ? NaN : quantityValue(String(source.sizeLimit));
+      if (sizeLimit > 0 && (size === 0 || sizeLimit < size)) size = sizeLimit;
+      mountTmpfs(dir, size);
+    } else {
+      fs.mkdirSync(dir, { recursive: true });
+    }
+    // Anyone in the pod may write (upstream: 0777); with fsGroup the group owns it and new files inherit it.
+    if (fsGroup !== undefined) {
+      fs.chownSync(dir, -1, fsGroup);
+      fs.chmodSync(dir, 0o2777);
+    } else {
+      fs.chmodSync(dir, 0o777);
+    }
+  }
+
+  /** A claim's PersistentVolume on this node: `local` or `hostPath` only. */
+  private async claimPath(namespace: string, claimName: string): Promise<{ hostPath: string; readOnly: boolean }> {
+    const client = this.options.client;
+    if (!client) throw new VolumeSetUpError(`cannot get persistentvolumeclaim "${claimName}": this node has no apiserver`);
+    let claim: any;
+    try {
+      claim = await client.request("GET", `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(claimName)}`);
+    } catch (error) {
+      if (error instanceof ApiStatusError && error.code === 404) throw new VolumeSetUpError(`persistentvolumeclaim "${claimName}" not found`);
+      throw error;
+    }
+    const volumeName = claim?.spec?.volumeName;
+    if (claim?.status?.phase !== "Bound" || typeof volumeName !== "string" || !volumeName) {
+      throw new VolumeSetUpError(`error processing PVC ${namespace}/${claimName}: PVC is not bound`);
+    }
+    const pv = await client.request("GET", `/api/v1/persistentvolumes/${encodeURIComponent(volumeName)}`);
+    const local = pv?.spec?.local?.path ?? pv?.spec?.hostPath?.path;
+    if (typeof local !== "string" || !local.startsWith("/")) {
+      throw new VolumeSetUpError(`persistentvolume "${volumeName}" is neither local nor hostPath: nanolet has no driver for it`);
+    }
+    if (pv?.spec?.hostPath) checkHostPath(local, String(pv.spec.hostPath.type ?? ""));
+    else if (!fs.existsSync(local)) throw new VolumeSetUpError(`path "${local}" does not exist`);
+    const modes: string[] = pv?.spec?.accessModes ?? [];
+    return { hostPath: local, readOnly: modes.length > 0 && modes.every((m) => m === "ReadOnlyMany") };
+  }
+
+  /** Where volume `name` of the pod is on the node, with whether it is read-only by nature. */
+  private sourceOf(facts: PodFacts, name: string): { hostPath: string; readOnly: boolean } {
+    const volumes: VolumeObject[] = Array.isArray(facts.spec?.volumes) ? facts.spec!.volumes : [];
+    const volume = volumes.find((v) => v?.name === name);
+    if (!volume) throw new VolumeMountError(`cannot find volume "${name}" to mount into container`);
+    const type = volumeType(volume);
+    if (PLUGIN_DIRS[type]) return { hostPath: this.pluginDir(facts.uid, type, name), readOnly: READ_ONLY_TYPES.has(type) };
+    const known = this.resolved.get(facts.uid)?.get(name);
+    if (known) return known;
+    if (type === "hostPath") return { hostPath: String(volume.hostPath.path), readOnly: false };
+    throw new VolumeMountError(`volume "${name}" is not set up`);
+  }
+
+  /** The CRI mounts of one container (upstream makeMounts); `env` expands subPathExpr. */
+  mountsFor(facts: PodFacts, containerName: string, env: { name: string; value: string }[]): CriMount[] {
+    const spec = facts.spec ?? {};
+    const raw = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].find((c: VolumeObject) => c?.name === containerName);
+    const mounts: VolumeObject[] = Array.isArray(raw?.volumeMounts) ? raw.volumeMounts : [];
+    const values = new Map(env.map((e) => [e.name, e.value]));
+    return mounts.map((m) => {
+      const source = this.sourceOf(facts, String(m.name));
+      let hostPath = source.hostPath;
+      const subPath = m.subPathExpr ? expand(String(m.subPathExpr), (n) => values.get(n)) : String(m.subPath ?? "");
+      if (subPath) hostPath = this.subPathOf(hostPath, subPath, String(m.name), containerName);
+      return {
+        containerPath: String(m.mountPath),
+        hostPath,
+        readonly: m.readOnly === true || source.readOnly,
+        propagation: PROPAGATION[String(m.mountPropagation ?? "None")] ?? "private",
+      };
+    });
+  }
+
+  /** A subPath inside its volume: made as a directory when missing, refused when it leads outside. */
+  private subPathOf(volumePath: string, subPath: string, volumeName: string, containerName: string): string {
+    const problem = descendingPathProblem(subPath);
+    if (problem) throw new VolumeMountError(`failed to prepare subPath for volumeMount "${volumeName}" of container "${containerName}": subPath "${subPath}" ${problem}`);
+    const full = path.join(volumePath, subPath);
+    if (!fs.existsSync(full)) fs.mkdirSync(full, { recursive: true, mode: 0o750 });
+    const root = fs.realpathSync(volumePath);
+    const real = fs.realpathSync(full);
+    if (real !== root && !real.startsWith(root + path.sep)) {
+      throw new VolumeMountError(`failed to prepare subPath for volumeMount "${volumeName}" of container "${containerName}": subpath "${real}" not within volume path "${root}"`);
+    }
+    return real;
+  }
+
+  /** Unmounts and removes every volume of pod `uid` (its containers have stopped). */
+  tearDown(uid: string): void {
+    this.resolved.delete(uid);
+    const dir = this.volumesDir(uid);
+    unmountAll(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Pod directories whose pod is neither desired nor in the runtime (upstream
+   * cleanupOrphanedPodDirs): their volumes are torn down and the directory removed. Returns the
+   * uids cleaned.
+   */
+  cleanupOrphans(keep: ReadonlySet<string>): string[] {
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(this.options.podsDir);
+    } catch {
+      return [];
+    }
+    const cleaned: string[] = [];
+    for (const uid of entries) {
+      if (keep.has(uid) || !safeComponent(uid)) continue;
+      try {
+        this.tearDown(uid);
+        fs.rmSync(pathUnder(this.options.podsDir, uid), { recursive: true, force: true });
+        cleaned.push(uid);
+      } catch (error) {
+        this.options.log.log("warn", "Could not clean up an orphaned pod directory", { uid, error: (error as Error).message });
+      }
+    }
+    return cleaned;
+  }
+
+  /** Mount points left under the pods directory (tests: nothing of a stopped pod stays mounted). */
+  mountsLeft(uid?: string): string[] {
+    return mountsUnder(uid ? pathUnder(this.options.podsDir, uid) : this.options.podsDir);
+  }
+}
+
+/** upstream's hostPath type checks (and the OrCreate types' creation), with its words. */
+export function checkHostPath(p: string, type: string): string {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(p);
+  } catch {
+    stat = undefined;
+  }
+  const fail = (what: string) => new VolumeSetUpError(`hostPath type check failed: ${p} is not ${what}`);
+  switch (type) {
+    case "":
+      return p;
+    case "DirectoryOrCreate":
+      if (!stat) {
+        fs.mkdirSync(p, { recursive: true, mode: 0o755 });
+        return p;
+      }
+      if (!stat.isDirectory()) throw fail("a directory");
+      return p;
+    case "Directory":
+      if (!stat) throw new VolumeSetUpError(`hostPath type check failed: ${p} is not a directory`);
+      if (!stat.isDirectory()) throw fail("a directory");
+      return p;
+    case "FileOrCreate":
+      if (!stat) {
+        fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o755 });
+        fs.writeFileSync(p, "", { mode: 0o644, flag: "a" });
+        return p;
+      }
+      if (!stat.isFile()) throw fail("a file");
+      return p;
+    case "File":
+      if (!stat || !stat.isFile()) throw fail("a file");
+      return p;
+    case "Socket":
+      if (!stat || !stat.isSocket()) throw fail("a socket file");
+      return p;
+    case "CharDevice":
+      if (!stat || !stat.isCharacterDevice()) throw fail("a character device");
+      return p;
+    case "BlockDevice":
+      if (!stat || !stat.isBlockDevice()) throw fail("a block device");
+      return p;
+    default:
+      throw new VolumeSetUpError(`hostPath type ${JSON.stringify(type)} is not supported`);
+  }
+}
