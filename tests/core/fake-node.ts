@@ -71,6 +71,12 @@ export class FakeNode {
   hooksRun: string[] = [];
   /** Probes run, as "<container>/<probe type>@<ms>". */
   probesRun: string[] = [];
+  /** Volume set-ups fail while this is set, with this message. */
+  volumeFailure: string = "";
+  /** Pods whose volumes are set up; set-ups and tear-downs asked, as "<uid>@<ms>". */
+  mounted: Set<string> = new Set();
+  volumeSetUps: string[] = [];
+  volumeTearDowns: string[] = [];
 
   constructor(public agent: Agent) {}
 
@@ -213,6 +219,15 @@ export class FakeNode {
         if (this.hookFailures.has(key)) r.error = new ActionError(3, 0, "hook failed: exit 1");
         break;
       }
+      case ActionTag.SetUpVolumes:
+        this.volumeSetUps.push(a.podUid + "@" + this.nowMs.toString());
+        if (this.volumeFailure.length > 0) r.error = new ActionError(3, 0, this.volumeFailure);
+        else this.mounted.add(a.podUid);
+        break;
+      case ActionTag.TearDownVolumes:
+        this.volumeTearDowns.push(a.podUid + "@" + this.nowMs.toString());
+        this.mounted.delete(a.podUid);
+        break;
       case ActionTag.UpdateContainerResources:
         this.containerResources.set(k.update!.containerId, k.update!.resources);
         break;

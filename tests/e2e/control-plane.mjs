@@ -170,6 +170,9 @@ export class RealControlPlane {
     // The ServiceAccount admission plugin needs the namespace's default account (the
     // controller-manager would make it); pods then get the kube-api-access token volume.
     await this.create("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
+    // The cluster's CA for the kube-api-access volume, as the controller-manager's root CA
+    // publisher puts it in every namespace.
+    await this.create("/api/v1/namespaces/default/configmaps", { metadata: { name: "kube-root-ca.crt" }, data: { "ca.crt": fs.readFileSync(pki.caCert, "utf8") } });
     // The apiserver's identity towards kubelets may use their API, as kubeadm binds it.
     await this.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
       metadata: { name: "kube-apiserver:kubelet-api-admin" },

@@ -57,7 +57,7 @@ const resources = (i) => ({
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
     { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }], initContainers: [{ ...containerSpec(3), restartPolicy: "Always" }, containerSpec(4)], activeDeadlineSeconds: 2n ** 40n, startTimeMs: 1796456026085n },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined, volumes: [{ name: "kube-api-access-日本", kind: "projected", sourceVersion: "" }, { name: "d", kind: "persistent-volume-claim", sourceVersion: "v9" }] },
     { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }], initContainers: [containerSpec(5)], activeDeadlineSeconds: -1n, startTimeMs: 2n ** 64n - 1n },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
@@ -192,7 +192,7 @@ test("memory stays flat over many calls (arguments and return arena are freed)",
       return instance;
     },
   );
-  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [], initContainers: [] }));
+  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [], initContainers: [], volumes: [] }));
   for (let i = 0; i < 200; i++) own.abiCheck.echoPods(pods);
   const sizeAfterWarmUp = memories.map((m) => m.buffer.byteLength);
   for (let i = 0; i < 3000; i++) own.abiCheck.echoPods(pods);

@@ -1,0 +1,403 @@
+// The host's volume manager on the real file system of this machine (root: tmpfs mounts are real
+// and read back from /proc/self/mountinfo): the atomic writer, each volume type with upstream's
+// layout, modes and words, the containers' CRI mounts, tear-down and orphan clean-up; the env
+// sources that read configMaps and secrets; the checks of volumes in manifests.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { writeAtomically } from "../../dist/volumes/atomic-writer.js";
+import { VolumeManager, VolumeMountError } from "../../dist/volumes/volume-manager.js";
+import { TokenManager } from "../../dist/volumes/token-manager.js";
+import { FakeObjects } from "../../dist/volumes/fake-objects.js";
+import { ObjectStore, objectRefsOf } from "../../dist/volumes/object-store.js";
+import { isMountPoint, unmountAll } from "../../dist/volumes/mounts.js";
+import { containerEnvironment, EnvError } from "../../dist/env/container-env.js";
+import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
+
+const quiet = { log() {} };
+const roots = [];
+function tempDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-volumes-"));
+  roots.push(dir);
+  return dir;
+}
+after(() => {
+  // A failed test may leave a tmpfs behind: nothing of these tests stays mounted.
+  for (const dir of roots) {
+    unmountAll(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const b64 = (text) => Buffer.from(text).toString("base64");
+const file = (content, mode = 0o644) => ({ content: Buffer.from(content), mode });
+
+function facts(spec, extra = {}) {
+  return {
+    name: "web", namespace: "shop", uid: extra.uid ?? "uid-1", labels: { app: "web", tier: "front" }, annotations: { note: 'say "hi"' },
+    nodeName: "node-a", serviceAccountName: "builder", hostIps: ["10.0.0.1"], podIps: ["10.1.0.5"],
+    containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], requests: [{ name: "memory", quantity: "64Mi" }], limits: [{ name: "memory", quantity: "128Mi" }], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
+    allocatable: { cpu: "2", memory: "4Gi", "ephemeral-storage": "0" },
+    spec,
+    ...extra,
+  };
+}
+
+function manager(options = {}) {
+  const podsDir = tempDir();
+  return { podsDir, volumes: new VolumeManager({ podsDir, log: quiet, allocatableMemoryBytes: () => 4 * 2 ** 30, ...options }) };
+}
+
+test("the atomic writer: a version directory, ..data swapped to it, one link per top-level name", () => {
+  const dir = path.join(tempDir(), "cfg");
+  assert.equal(writeAtomically(dir, new Map([["a", file("one")], ["sub/b", file("two", 0o600)]]), { readOnly: true }), true);
+  const data = fs.readlinkSync(path.join(dir, "..data"));
+  assert.match(data, /^\.\.\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\./);
+  assert.equal(fs.readlinkSync(path.join(dir, "a")), "..data/a");
+  assert.equal(fs.readlinkSync(path.join(dir, "sub")), "..data/sub");
+  assert.equal(fs.readFileSync(path.join(dir, "sub/b"), "utf8"), "two");
+  assert.equal(fs.statSync(path.join(dir, "sub/b")).mode & 0o777, 0o600);
+  assert.equal(fs.statSync(path.join(dir, "a")).mode & 0o777, 0o644);
+
+  // The same files again: nothing written, the version stays.
+  assert.equal(writeAtomically(dir, new Map([["a", file("one")], ["sub/b", file("two", 0o600)]]), { readOnly: true }), false);
+  assert.equal(fs.readlinkSync(path.join(dir, "..data")), data);
+
+  // An update: a new version, the old one and the dropped key gone, the kept link untouched.
+  assert.equal(writeAtomically(dir, new Map([["a", file("three")]]), { readOnly: true }, Date.now() + 1000), true);
+  const next = fs.readlinkSync(path.join(dir, "..data"));
+  assert.notEqual(next, data);
+  assert.equal(fs.readFileSync(path.join(dir, "a"), "utf8"), "three");
+  assert.deepEqual(fs.readdirSync(dir).sort(), ["..data", next, "a"].sort());
+});
+
+test("the atomic writer refuses a path that leads out, and changes nothing", () => {
+  const dir = path.join(tempDir(), "cfg");
+  writeAtomically(dir, new Map([["a", file("one")]]), { readOnly: true });
+  for (const bad of ["../x", "/etc/passwd", "..hidden", "a/../../x"]) {
+    assert.throws(() => writeAtomically(dir, new Map([[bad, file("evil")]]), { readOnly: true }), /invalid path/);
+  }
+  assert.equal(fs.readFileSync(path.join(dir, "a"), "utf8"), "one");
+});
+
+test("fsGroup: files get the group and group read, directories setgid", () => {
+  const dir = path.join(tempDir(), "cfg");
+  writeAtomically(dir, new Map([["k", file("v", 0o600)]]), { gid: 2000, readOnly: true });
+  const stat = fs.statSync(path.join(dir, "k"));
+  assert.equal(stat.gid, 2000);
+  assert.equal(stat.mode & 0o777, 0o640);
+  assert.ok(fs.statSync(path.join(dir, "..data")).mode & 0o2000);
+});
+
+test("emptyDir: on disk 0777 under kubernetes.io~empty-dir; Memory is a tmpfs sized by the pod's limit or sizeLimit", async () => {
+  const { podsDir, volumes } = manager();
+  const spec = { volumes: [{ name: "scratch", emptyDir: {} }, { name: "ram", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } }, { name: "ram2", emptyDir: { medium: "Memory" } }] };
+  await volumes.setUp(facts(spec), ["scratch", "ram", "ram2"]);
+  const base = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~empty-dir");
+  assert.equal(fs.statSync(path.join(base, "scratch")).mode & 0o777, 0o777);
+  assert.equal(isMountPoint(path.join(base, "scratch")), false);
+  assert.equal(isMountPoint(path.join(base, "ram")), true);
+  assert.equal(fs.statfsSync(path.join(base, "ram")).blocks * fs.statfsSync(path.join(base, "ram")).bsize, 16 * 2 ** 20);
+  // No sizeLimit: the pod's memory limit (128Mi) bounds it, not the node's allocatable.
+  assert.equal(fs.statfsSync(path.join(base, "ram2")).blocks * fs.statfsSync(path.join(base, "ram2")).bsize, 128 * 2 ** 20);
+  // Set up again (a refresh): nothing mounted twice.
+  await volumes.setUp(facts(spec), ["ram"]);
+  assert.equal(volumes.mountsLeft("uid-1").length, 2);
+  volumes.tearDown("uid-1");
+  assert.deepEqual(volumes.mountsLeft("uid-1"), []);
+  assert.equal(fs.existsSync(path.join(podsDir, "uid-1", "volumes")), false);
+});
+
+test("configMap: every key, or items with paths and modes; optional; upstream's words when missing", async () => {
+  const objects = new FakeObjects();
+  objects.put("configmaps", "shop", "settings", { data: { "app.conf": "port=80", mode: "fast" }, binaryData: { "logo.bin": b64("\u0001\u0002") } });
+  const { podsDir, volumes } = manager({ objects });
+  const spec = {
+    volumes: [
+      { name: "all", configMap: { name: "settings" } },
+      { name: "some", configMap: { name: "settings", defaultMode: 0o600, items: [{ key: "app.conf", path: "conf/app.conf", mode: 0o640 }, { key: "mode", path: "mode" }] } },
+      { name: "maybe", configMap: { name: "absent", optional: true } },
+      { name: "missing", configMap: { name: "absent" } },
+      { name: "badkey", configMap: { name: "settings", items: [{ key: "nope", path: "x" }] } },
+    ],
+  };
+  await volumes.setUp(facts(spec), ["all", "some", "maybe"]);
+  const base = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~configmap");
+  assert.deepEqual(fs.readdirSync(path.join(base, "all")).filter((n) => !n.startsWith("..")).sort(), ["app.conf", "logo.bin", "mode"]);
+  assert.equal(fs.readFileSync(path.join(base, "all", "app.conf"), "utf8"), "port=80");
+  assert.deepEqual([...fs.readFileSync(path.join(base, "all", "logo.bin"))], [1, 2]);
+  assert.equal(fs.statSync(path.join(base, "some", "conf/app.conf")).mode & 0o777, 0o640);
+  assert.equal(fs.statSync(path.join(base, "some", "mode")).mode & 0o777, 0o600);
+  assert.deepEqual(fs.readdirSync(path.join(base, "maybe")).filter((n) => !n.startsWith("..")), []);
+  await assert.rejects(volumes.setUp(facts(spec), ["missing"]), { message: 'MountVolume.SetUp failed for volume "missing" : configmap "absent" not found' });
+  await assert.rejects(volumes.setUp(facts(spec), ["badkey"]), { message: 'MountVolume.SetUp failed for volume "badkey" : configmap references non-existent config key: nope' });
+
+  // An update reaches the files at the next set-up (the core's refresh), as one swap.
+  const before = fs.readlinkSync(path.join(base, "all", "..data"));
+  objects.put("configmaps", "shop", "settings", { data: { "app.conf": "port=8080" } });
+  await volumes.setUp(facts(spec), ["all"]);
+  assert.notEqual(fs.readlinkSync(path.join(base, "all", "..data")), before);
+  assert.equal(fs.readFileSync(path.join(base, "all", "app.conf"), "utf8"), "port=8080");
+  assert.equal(fs.existsSync(path.join(base, "all", "mode")), false);
+});
+
+test("a configMap larger than the apiserver allows is refused, not written", async () => {
+  const objects = new FakeObjects();
+  objects.put("configmaps", "shop", "huge", { data: { big: "x".repeat(2 * 1024 * 1024) } });
+  const { volumes } = manager({ objects });
+  await assert.rejects(volumes.setUp(facts({ volumes: [{ name: "huge", configMap: { name: "huge" } }] }), ["huge"]), /MountVolume.SetUp failed for volume "huge" : configmap "huge" holds 2097152 bytes/);
+});
+
+test("secret: decoded, on a tmpfs, secretName; the missing key's words", async () => {
+  const objects = new FakeObjects();
+  objects.put("secrets", "shop", "creds", { data: { password: b64("hunter2") } });
+  const { podsDir, volumes } = manager({ objects });
+  const spec = { volumes: [{ name: "creds", secret: { secretName: "creds", defaultMode: 0o400 } }, { name: "bad", secret: { secretName: "creds", items: [{ key: "user", path: "u" }] } }, { name: "gone", secret: { secretName: "nope" } }] };
+  await volumes.setUp(facts(spec), ["creds"]);
+  const dir = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~secret", "creds");
+  assert.equal(isMountPoint(dir), true);
+  assert.equal(fs.readFileSync(path.join(dir, "password"), "utf8"), "hunter2");
+  assert.equal(fs.statSync(path.join(dir, "password")).mode & 0o777, 0o400);
+  await assert.rejects(volumes.setUp(facts(spec), ["bad"]), { message: 'MountVolume.SetUp failed for volume "bad" : references non-existent secret key: user' });
+  await assert.rejects(volumes.setUp(facts(spec), ["gone"]), { message: 'MountVolume.SetUp failed for volume "gone" : secret "nope" not found' });
+  volumes.tearDown("uid-1");
+  assert.equal(isMountPoint(dir), false);
+});
+
+test("downwardAPI: labels and annotations as key=\"value\" lines, fields, resources", async () => {
+  const { podsDir, volumes } = manager();
+  const spec = {
+    volumes: [{
+      name: "info",
+      downwardAPI: {
+        items: [
+          { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+          { path: "annotations", fieldRef: { fieldPath: "metadata.annotations" } },
+          { path: "name", fieldRef: { fieldPath: "metadata.name" } },
+          { path: "tier", fieldRef: { fieldPath: "metadata.labels['tier']" } },
+          { path: "mem", resourceFieldRef: { containerName: "app", resource: "limits.memory", divisor: "1Mi" } },
+        ],
+      },
+    }],
+  };
+  await volumes.setUp(facts(spec), ["info"]);
+  const dir = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~downward-api", "info");
+  assert.equal(fs.readFileSync(path.join(dir, "labels"), "utf8"), 'app="web"\ntier="front"');
+  assert.equal(fs.readFileSync(path.join(dir, "annotations"), "utf8"), 'note="say \\"hi\\""');
+  assert.equal(fs.readFileSync(path.join(dir, "name"), "utf8"), "web");
+  assert.equal(fs.readFileSync(path.join(dir, "tier"), "utf8"), "front");
+  assert.equal(fs.readFileSync(path.join(dir, "mem"), "utf8"), "128");
+  volumes.tearDown("uid-1");
+});
+
+test("projected: a token bound to the pod, the cluster CA, the namespace, in one directory", async () => {
+  const requests = [];
+  const client = {
+    async request(method, url, body) {
+      requests.push({ method, url, body });
+      return { status: { token: `token-${requests.length}`, expirationTimestamp: new Date(Date.now() + 3607_000).toISOString() } };
+    },
+  };
+  const objects = new FakeObjects();
+  objects.put("configmaps", "shop", "kube-root-ca.crt", { data: { "ca.crt": "-----BEGIN CERTIFICATE-----" } });
+  const tokens = new TokenManager(client);
+  const { podsDir, volumes } = manager({ objects, tokens });
+  const spec = {
+    serviceAccountName: "builder",
+    volumes: [{
+      name: "kube-api-access-x1",
+      projected: {
+        defaultMode: 0o644,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
+          { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+          { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
+        ],
+      },
+    }],
+  };
+  await volumes.setUp(facts(spec), ["kube-api-access-x1"]);
+  const dir = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~projected", "kube-api-access-x1");
+  assert.equal(fs.readFileSync(path.join(dir, "token"), "utf8"), "token-1");
+  assert.equal(fs.readFileSync(path.join(dir, "namespace"), "utf8"), "shop");
+  assert.match(fs.readFileSync(path.join(dir, "ca.crt"), "utf8"), /BEGIN CERTIFICATE/);
+  assert.equal(requests[0].method, "POST");
+  assert.equal(requests[0].url, "/api/v1/namespaces/shop/serviceaccounts/builder/token");
+  assert.deepEqual(requests[0].body.spec, { audiences: [], expirationSeconds: 3607, boundObjectRef: { apiVersion: "v1", kind: "Pod", name: "web", uid: "uid-1" } });
+  // A refresh before 80% of its life keeps the token: no second TokenRequest.
+  await volumes.setUp(facts(spec), ["kube-api-access-x1"]);
+  assert.equal(requests.length, 1);
+  volumes.tearDown("uid-1");
+});
+
+test("the token manager refreshes at 80% of a token's life or after 24 hours", () => {
+  const issued = 1_000_000;
+  assert.equal(TokenManager.needsRefresh({ issuedAtMs: issued, expiresAtMs: issued + 3600_000 }, issued + 2879_000), false);
+  assert.equal(TokenManager.needsRefresh({ issuedAtMs: issued, expiresAtMs: issued + 3600_000 }, issued + 2881_000), true);
+  assert.equal(TokenManager.needsRefresh({ issuedAtMs: issued, expiresAtMs: issued + 10 * 86400_000 }, issued + 86400_000 + 1), true);
+});
+
+test("hostPath: every type checked with upstream's words; the OrCreate types create", async () => {
+  const root = tempDir();
+  fs.writeFileSync(path.join(root, "a-file"), "x");
+  const { volumes } = manager();
+  const cases = [
+    ["Directory", path.join(root, "nope"), `hostPath type check failed: ${path.join(root, "nope")} is not a directory`],
+    ["Directory", path.join(root, "a-file"), `hostPath type check failed: ${path.join(root, "a-file")} is not a directory`],
+    ["File", root, `hostPath type check failed: ${root} is not a file`],
+    ["Socket", path.join(root, "a-file"), `hostPath type check failed: ${path.join(root, "a-file")} is not a socket file`],
+    ["CharDevice", path.join(root, "a-file"), `hostPath type check failed: ${path.join(root, "a-file")} is not a character device`],
+    ["BlockDevice", "/dev/null", `hostPath type check failed: /dev/null is not a block device`],
+  ];
+  for (const [type, p, message] of cases) {
+    await assert.rejects(volumes.setUp(facts({ volumes: [{ name: "h", hostPath: { path: p, type } }] }), ["h"]), { message: `MountVolume.SetUp failed for volume "h" : ${message}` }, `${type} ${p}`);
+  }
+  await volumes.setUp(facts({ volumes: [{ name: "d", hostPath: { path: path.join(root, "made/dir"), type: "DirectoryOrCreate" } }, { name: "f", hostPath: { path: path.join(root, "made.txt"), type: "FileOrCreate" } }, { name: "c", hostPath: { path: "/dev/null", type: "CharDevice" } }] }), ["d", "f", "c"]);
+  assert.ok(fs.statSync(path.join(root, "made/dir")).isDirectory());
+  assert.ok(fs.statSync(path.join(root, "made.txt")).isFile());
+});
+
+test("a container's mounts: configMaps read-only, subPath made inside the volume, subPathExpr from env, propagation", async () => {
+  const objects = new FakeObjects();
+  objects.put("configmaps", "shop", "settings", { data: { "app.conf": "port=80" } });
+  const { podsDir, volumes } = manager({ objects });
+  const spec = {
+    volumes: [{ name: "cfg", configMap: { name: "settings" } }, { name: "scratch", emptyDir: {} }, { name: "host", hostPath: { path: "/tmp" } }],
+    containers: [{
+      name: "app",
+      volumeMounts: [
+        { name: "cfg", mountPath: "/etc/app" },
+        { name: "scratch", mountPath: "/data", subPath: "logs/app" },
+        { name: "scratch", mountPath: "/per-pod", subPathExpr: "$(POD_NAME)" },
+        { name: "host", mountPath: "/host", readOnly: true, mountPropagation: "HostToContainer" },
+      ],
+    }],
+  };
+  await volumes.setUp(facts(spec), ["cfg", "scratch", "host"]);
+  const mounts = volumes.mountsFor(facts(spec), "app", [{ name: "POD_NAME", value: "web-0" }]);
+  const base = path.join(podsDir, "uid-1", "volumes");
+  assert.deepEqual(mounts, [
+    { containerPath: "/etc/app", hostPath: path.join(base, "kubernetes.io~configmap", "cfg"), readonly: true, propagation: "private" },
+    { containerPath: "/data", hostPath: path.join(base, "kubernetes.io~empty-dir", "scratch", "logs/app"), readonly: false, propagation: "private" },
+    { containerPath: "/per-pod", hostPath: path.join(base, "kubernetes.io~empty-dir", "scratch", "web-0"), readonly: false, propagation: "private" },
+    { containerPath: "/host", hostPath: "/tmp", readonly: true, propagation: "host-to-container" },
+  ]);
+  assert.ok(fs.statSync(path.join(base, "kubernetes.io~empty-dir", "scratch", "logs/app")).isDirectory());
+
+  // A symlink a container left in its emptyDir must not lead a later subPath out of the volume.
+  fs.symlinkSync("/etc", path.join(base, "kubernetes.io~empty-dir", "scratch", "escape"));
+  const evil = { ...spec, containers: [{ name: "app", volumeMounts: [{ name: "scratch", mountPath: "/x", subPath: "escape" }] }] };
+  assert.throws(() => volumes.mountsFor(facts(evil), "app", []), (e) => e instanceof VolumeMountError && /not within volume path/.test(e.message));
+  volumes.tearDown("uid-1");
+});
+
+test("tear-down leaves nothing mounted; orphaned pod directories are cleaned, desired ones kept", async () => {
+  const objects = new FakeObjects();
+  objects.put("secrets", "shop", "creds", { data: { k: b64("v") } });
+  const { podsDir, volumes } = manager({ objects });
+  const spec = { volumes: [{ name: "creds", secret: { secretName: "creds" } }, { name: "ram", emptyDir: { medium: "Memory" } }] };
+  await volumes.setUp(facts(spec, { uid: "orphan" }), ["creds", "ram"]);
+  await volumes.setUp(facts(spec, { uid: "kept" }), ["creds", "ram"]);
+  assert.equal(volumes.mountsLeft("orphan").length, 2);
+  assert.deepEqual(volumes.cleanupOrphans(new Set(["kept"])), ["orphan"]);
+  assert.deepEqual(volumes.mountsLeft("orphan"), []);
+  assert.equal(fs.existsSync(path.join(podsDir, "orphan")), false);
+  assert.equal(volumes.mountsLeft("kept").length, 2);
+  volumes.tearDown("kept");
+  assert.deepEqual(volumes.mountsLeft(), []);
+});
+
+test("env: configMapKeyRef, secretKeyRef and envFrom resolved at creation, optional honoured, upstream's words", () => {
+  const spec = {
+    containers: [{
+      name: "app",
+      envFrom: [{ configMapRef: { name: "settings" } }, { prefix: "S_", secretRef: { name: "creds" } }],
+      env: [
+        { name: "MODE", valueFrom: { configMapKeyRef: { name: "settings", key: "mode" } } },
+        { name: "PASS", valueFrom: { secretKeyRef: { name: "creds", key: "password" } } },
+        { name: "MAYBE", valueFrom: { configMapKeyRef: { name: "settings", key: "absent", optional: true } } },
+        { name: "URL", value: "http://$(HOST):80/$(MODE)" },
+      ],
+    }],
+  };
+  const core = { name: "app", image: "busybox", command: [], args: [], env: [{ name: "MODE", value: "" }, { name: "PASS", value: "" }, { name: "MAYBE", value: "" }, { name: "URL", value: "http://$(HOST):80/$(MODE)" }], requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" };
+  const envObjects = new Map([
+    ["configmaps/settings", { data: { mode: "fast", HOST: "db" } }],
+    ["secrets/creds", { data: { password: b64("hunter2") } }],
+  ]);
+  const { env } = containerEnvironment(core, facts(spec, { envObjects }));
+  assert.deepEqual(Object.fromEntries(env.map((e) => [e.name, e.value])), { mode: "fast", HOST: "db", S_password: "hunter2", MODE: "fast", PASS: "hunter2", URL: "http://db:80/fast" });
+
+  const missingKey = { ...spec, containers: [{ name: "app", env: [{ name: "X", valueFrom: { configMapKeyRef: { name: "settings", key: "nope" } } }] }] };
+  assert.throws(() => containerEnvironment({ ...core, env: [{ name: "X", value: "" }] }, facts(missingKey, { envObjects })), (e) => e instanceof EnvError && e.message === "couldn't find key nope in ConfigMap shop/settings");
+  const missingObject = { ...spec, containers: [{ name: "app", env: [{ name: "X", valueFrom: { secretKeyRef: { name: "gone", key: "k" } } }] }] };
+  assert.throws(() => containerEnvironment({ ...core, env: [{ name: "X", value: "" }] }, facts(missingObject, { envObjects })), (e) => e instanceof EnvError && e.message === 'secret "gone" not found');
+});
+
+test("objectRefsOf: every configMap and secret a pod uses, once", () => {
+  const pod = {
+    metadata: { namespace: "shop" },
+    spec: {
+      volumes: [{ name: "a", configMap: { name: "cm" } }, { name: "b", secret: { secretName: "s1" } }, { name: "c", projected: { sources: [{ configMap: { name: "kube-root-ca.crt" } }, { secret: { name: "s2" } }, { serviceAccountToken: { path: "t" } }] } }],
+      containers: [{ name: "x", env: [{ name: "E", valueFrom: { configMapKeyRef: { name: "cm", key: "k" } } }], envFrom: [{ secretRef: { name: "s3" } }] }],
+      imagePullSecrets: [{ name: "regcred" }],
+    },
+  };
+  assert.deepEqual(objectRefsOf(pod).map((r) => `${r.resource}/${r.name}`).sort(), ["configmaps/cm", "configmaps/kube-root-ca.crt", "secrets/regcred", "secrets/s1", "secrets/s2", "secrets/s3"]);
+});
+
+test("the Get strategy asks the apiserver each time; 404 is 'does not exist', a refusal is an error", async () => {
+  const seen = [];
+  const client = {
+    async request(method, url) {
+      seen.push(url);
+      if (url.endsWith("/forbidden")) throw Object.assign(new Error('secrets "forbidden" is forbidden: User "system:node:n" cannot get resource'), { code: 403 });
+      if (url.endsWith("/absent")) {
+        const { ApiStatusError } = await import("../../dist/cluster/api-client.js");
+        throw new ApiStatusError(404, "NotFound", 'configmaps "absent" not found');
+      }
+      return { metadata: { name: url.split("/").pop() }, data: { k: "v" } };
+    },
+  };
+  const store = new ObjectStore({ client, log: quiet, strategy: "Get" });
+  assert.deepEqual((await store.get({ resource: "configmaps", namespace: "shop", name: "cm" })).data, { k: "v" });
+  await store.get({ resource: "configmaps", namespace: "shop", name: "cm" });
+  assert.equal(seen.length, 2);
+  assert.equal(await store.get({ resource: "configmaps", namespace: "shop", name: "absent" }), undefined);
+  await assert.rejects(store.get({ resource: "secrets", namespace: "shop", name: "forbidden" }), /is forbidden/);
+  assert.equal(seen[0], "/api/v1/namespaces/shop/configmaps/cm");
+  store.stop();
+});
+
+test("manifests: volumes and mounts checked with the apiserver's words", () => {
+  const pod = (spec, containerExtra = {}) => ({
+    apiVersion: "v1", kind: "Pod",
+    metadata: { name: "p", namespace: "default", uid: "u-1" },
+    spec: { containers: [{ name: "c", image: "busybox", ...containerExtra }], ...spec },
+  });
+  const problems = (doc, fromApi = true) => {
+    try {
+      fromApi ? podFromApiObject(doc) : podFromManifest(doc, { nodeName: "n", source: "f.yaml", documentIndex: 0 });
+      return [];
+    } catch (error) {
+      return error.problems.map((p) => `${p.field}: ${p.detail}`);
+    }
+  };
+  assert.deepEqual(problems(pod({ volumes: [{ name: "v", emptyDir: {} }] }, { volumeMounts: [{ name: "w", mountPath: "/w" }] })), ['spec.containers[0].volumeMounts[0].name: Not found: "w"']);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "v", emptyDir: {} }] }, { volumeMounts: [{ name: "v", mountPath: "/w", subPath: "../up" }, { name: "v", mountPath: "/x", subPath: "/abs" }] })), [
+    `spec.containers[0].volumeMounts[0].subPath: Invalid value: "../up": must not contain '..'`,
+    `spec.containers[0].volumeMounts[1].subPath: Invalid value: "/abs": must be a relative path`,
+  ]);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "h", hostPath: { path: "/x", type: "Folder" } }] })), ['spec.volumes[0].hostPath.type: Unsupported value: "Folder": supported values: "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"']);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "s", secret: { secretName: "x", items: [{ key: "../etc", path: "p" }] } }] })), [
+    `spec.volumes[0].secret.items[0].key: Invalid value: "../etc": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+  ]);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "n", nfs: { server: "x", path: "/" } }] })), ["spec.volumes[0].nfs: Unsupported field: nanolet has no storage drivers (CSI and in-tree volume plugins) yet"]);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "v" }] })), ["spec.volumes[0]: Required value: must specify a volume type"]);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "c", configMap: { name: "cm" } }] }), false), ["spec.volumes[0].configMap: Forbidden: a static pod may not use a volume backed by apiserver objects (its node may read only the objects of pods bound to it)"]);
+  // What the core gets: names, types, and the downward API's version.
+  const spec = podFromApiObject(pod({ volumes: [{ name: "a", emptyDir: {} }, { name: "b", downwardAPI: { items: [{ path: "l", fieldRef: { fieldPath: "metadata.labels" } }] } }] }));
+  assert.deepEqual(spec.volumes.map((v) => [v.name, v.kind, v.sourceVersion.length > 0]), [["a", "empty-dir", false], ["b", "downward-api", true]]);
+});
