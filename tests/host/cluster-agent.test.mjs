@@ -86,11 +86,11 @@ test("a pod from the apiserver runs; the node's own status patches coming back d
 
 test("a pod nanolet cannot run fails with the field named, and an event says why", async (t) => {
   const { api, admin } = await setup(t);
-  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("withvolume", { volumes: [{ name: "data", emptyDir: {} }] }));
+  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("withvolume", { volumes: [{ name: "data", nfs: { server: "nas", path: "/" } }] }));
   await until("Failed", () => api.get("pods", "default", "withvolume")?.status?.phase === "Failed");
   const status = api.get("pods", "default", "withvolume").status;
   assert.equal(status.reason, "UnsupportedPodSpec");
-  assert.match(status.message, /spec\.volumes\[0\]/);
+  assert.match(status.message, /spec\.volumes\[0\]\.nfs/);
   await until("FailedCreate event", () => api.store.list("events").items.some((e) => e.reason === "FailedCreate" && e.involvedObject.name === "withvolume"));
 });
 

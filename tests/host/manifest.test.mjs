@@ -89,7 +89,7 @@ test("bad input is reported with its field, not thrown", () => {
   assert.deepEqual(problemOf(POD.replace("image: busybox", "image: 5")).field, "spec.containers[0].image");
   assert.deepEqual(problemOf(POD.replace('command: ["sleep"]', "command: sleep")).field, "spec.containers[0].command");
   assert.deepEqual(problemOf(POD.replace("terminationGracePeriodSeconds: 7", "terminationGracePeriodSeconds: 1.5")).field, "spec.terminationGracePeriodSeconds");
-  assert.deepEqual(problemOf(POD.replace("      workingDir: /tmp\n", "      volumeMounts: [{name: data, mountPath: /data}]\n")).field, "spec.containers[0].volumeMounts");
+  assert.deepEqual(problemOf(POD.replace("      workingDir: /tmp\n", "      volumeMounts: [{name: data, mountPath: /data}]\n")).field, "spec.containers[0].volumeMounts[0].name");
   assert.deepEqual(problemOf(POD.replace("value: 3", "valueFrom: {}")).field, "spec.containers[0].env[0].valueFrom");
   assert.deepEqual(problemOf("- just\n- a list\n").field, "");
 });
@@ -110,7 +110,7 @@ test("a directory scan skips dot-files and non-manifests and keeps good pods bes
   assert.equal(missing.failed, undefined); // a missing directory is no pods, as upstream
 });
 
-test("apiserver pods: uid and name as they are, deletion and terminal phase carried, the service account volume tolerated", () => {
+test("apiserver pods: uid and name as they are, deletion and terminal phase carried, the service account volume kept, storage drivers refused", () => {
   const object = {
     apiVersion: "v1",
     kind: "Pod",
@@ -133,10 +133,10 @@ test("apiserver pods: uid and name as they are, deletion and terminal phase carr
   assert.equal(running.reportedTerminalPhase, undefined);
   assert.equal(running.namespace, "default");
   const withData = structuredClone(object);
-  withData.spec.volumes.push({ name: "data", emptyDir: {} });
-  assert.throws(() => podFromApiObject(withData), (e) => e instanceof ManifestError && e.field === "spec.volumes[1]");
+  withData.spec.volumes.push({ name: "data", nfs: { server: "nas", path: "/" } });
+  assert.throws(() => podFromApiObject(withData), (e) => e instanceof ManifestError && e.field === "spec.volumes[1].nfs");
   const mountsData = structuredClone(object);
   mountsData.spec.containers[0].volumeMounts.push({ name: "data", mountPath: "/data" });
-  assert.throws(() => podFromApiObject(mountsData), (e) => e instanceof ManifestError && e.field === "spec.containers[0].volumeMounts");
+  assert.throws(() => podFromApiObject(mountsData), (e) => e instanceof ManifestError && e.field === "spec.containers[0].volumeMounts[1].name");
   assert.throws(() => podFromApiObject({ ...object, metadata: { name: "x" } }), (e) => e instanceof ManifestError && e.field === "metadata.uid");
 });
