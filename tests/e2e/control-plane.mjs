@@ -173,6 +173,9 @@ export class RealControlPlane {
     // The cluster's CA for the kube-api-access volume, as the controller-manager's root CA
     // publisher puts it in every namespace.
     await this.create("/api/v1/namespaces/default/configmaps", { metadata: { name: "kube-root-ca.crt" }, data: { "ca.crt": fs.readFileSync(pki.caCert, "utf8") } });
+    // This apiserver build's ServiceAccount admission also projects `openshift-service-ca.crt`
+    // (key service-ca.crt) into that volume; its service-CA operator would publish it.
+    await this.create("/api/v1/namespaces/default/configmaps", { metadata: { name: "openshift-service-ca.crt" }, data: { "service-ca.crt": fs.readFileSync(pki.caCert, "utf8") } });
     // The apiserver's identity towards kubelets may use their API, as kubeadm binds it.
     await this.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
       metadata: { name: "kube-apiserver:kubelet-api-admin" },

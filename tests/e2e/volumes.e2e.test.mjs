@@ -95,7 +95,13 @@ if (skip) {
       ],
     });
     await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(reader) });
-    await waitFor("reader Running", async () => (await phaseOf("reader")) === "Running", 90_000);
+    try {
+      await waitFor("reader Running", async () => (await phaseOf("reader")) === "Running", 90_000);
+    } catch (error) {
+      // What the node said is what tells why.
+      console.error(nanolet.logLines(/warn|error|olume/).slice(-30).join("\n"));
+      throw error;
+    }
   });
 
   after(async () => {
