@@ -142,6 +142,32 @@ test("probes and init containers: the invariants hold on every seed tried, and c
   assert.ok(broken.has("init-order"), JSON.stringify(report.violations));
 });
 
+test("volumes: the invariants catch a core that starts pods before their volumes and never tears them down", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "volumes.yaml"));
+  // A core that is told nothing of the pods' volumes starts them at once and leaves them mounted.
+  const blind = async (config) => {
+    const core = await CoreAgent.create(config);
+    const handlePods = core.handlePods.bind(core);
+    core.handlePods = (now, pods) => handlePods(now, pods.map((p) => ({ ...p, volumes: [] })));
+    return core;
+  };
+  const report = await Simulator.run({ scenario, seed: 1, createCore: blind, stopOnViolation: false });
+  assert.ok(report.violations.some((v) => v.invariant === "volumes-before-start"), JSON.stringify(report.violations));
+  // A core that sets volumes up but drops every tear-down leaves them behind a deleted pod.
+  const forgetful = async (config) => {
+    const core = await CoreAgent.create(config);
+    const pollActions = core.pollActions.bind(core);
+    const handleActionResults = core.handleActionResults.bind(core);
+    const dropped = [];
+    core.pollActions = (now) => pollActions(now).filter((a) => (a.kind.tag === "tear-down-volumes" ? (dropped.push(a.id), false) : true));
+    // The dropped tear-downs are answered as done, so that the core moves on.
+    core.handleActionResults = (now, results) => handleActionResults(now, [...results, ...dropped.splice(0).map((id) => ({ actionId: id, outcome: { tag: "ok", val: "" } }))]);
+    return core;
+  };
+  const kept = await Simulator.run({ scenario, seed: 1, createCore: forgetful, stopOnViolation: false });
+  assert.ok(kept.violations.some((v) => v.invariant === "deleted-pod-unmounted"), JSON.stringify(kept.violations));
+});
+
 test("memory pressure across 110 pods: evictions in upstream's order, critical pods spared", async () => {
   const scenario = loadScenarioFile(path.join(corpus, "memory-pressure.yaml"));
   const report = await Simulator.run({ scenario, seed: 11 });
