@@ -26,6 +26,7 @@ import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
 import { NonRootError } from "./pod-runtime/security-context.js";
 import { HostnameError } from "./pod-runtime/dns.js";
 import { objectRefsOf } from "./volumes/object-refs.js";
+import { credentialsFor } from "./cri/pull-secrets.js";
 import type { ObjectGetter } from "./volumes/object-store.js";
 import { VolumeMountError } from "./volumes/volume-errors.js";
 import type { VolumeManager } from "./volumes/volume-manager.js";
@@ -227,7 +228,7 @@ export class Executor {
         const facts = await this.podFacts(kind.val);
         facts.envObjects = await this.envObjects(facts, kind.val.container.name);
         const environment = containerEnvironment(kind.val.container, facts);
-        const imageUser = await this.ensureImage(action, kind.val.container);
+        const imageUser = await this.ensureImage(action, kind.val.container, facts);
         const objectFacts = objectFactsOf(facts);
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
@@ -314,6 +315,33 @@ export class Executor {
     return out;
   }
 
+  /**
+   * Pulls with the pod's imagePullSecrets as upstream's keyring uses them: each credential for
+   * the image's registry in turn until one works; none matching, anonymously. A pull secret
+   * that cannot be read is logged and left out (the pull may still work).
+   */
+  private async pull(image: string, facts: PodFacts | undefined): Promise<void> {
+    const { runtime, log, objects } = this.options;
+    const names: string[] = (Array.isArray(facts?.spec?.imagePullSecrets) ? facts!.spec!.imagePullSecrets : []).map((s: any) => String(s?.name ?? "")).filter((n: string) => n !== "");
+    const secrets: Record<string, any>[] = [];
+    for (const name of names) {
+      const secret = objects ? await objects.get({ resource: "secrets", namespace: facts!.namespace, name }).catch((e: Error) => (log.log("warn", "Unable to retrieve pull secret; the image pull may not succeed", { pod: `${facts!.namespace}/${facts!.name}`, secret: name, error: e.message }), undefined)) : undefined;
+      if (secret) secrets.push(secret);
+      else log.log("warn", "Unable to retrieve pull secret; the image pull may not succeed", { pod: `${facts!.namespace}/${facts!.name}`, secret: name });
+    }
+    const credentials = credentialsFor(image, secrets);
+    let last: Error | undefined;
+    for (const auth of credentials.length > 0 ? credentials : [undefined]) {
+      try {
+        await runtime.pullImage(image, auth);
+        return;
+      } catch (error) {
+        last = error as Error;
+      }
+    }
+    throw new ImagePullError(`failed to pull image "${image}": ${last?.message}`);
+  }
+
   /** What the container's env may read: the host's facts of the pod, its IPs from the runtime. */
   private async podFacts(create: CreateContainer): Promise<PodFacts> {
     const sandbox = create.sandbox;
@@ -337,7 +365,7 @@ export class Executor {
    * The image as its pull policy wants it (upstream EnsureImageExists); returns who it runs as,
    * from the same ImageStatus that found it present (again after a pull).
    */
-  private async ensureImage(action: PlannedAction, container: ContainerSpec): Promise<ImageUser> {
+  private async ensureImage(action: PlannedAction, container: ContainerSpec, facts?: PodFacts): Promise<ImageUser> {
     const { runtime, log, onEvent } = this.options;
     const { name: containerName, image } = container;
     const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
@@ -354,11 +382,7 @@ export class Executor {
     log.log("info", "Pulling image", { pod, image });
     event("Pulling", `Pulling image "${image}"`);
     const startedMs = Date.now();
-    try {
-      await runtime.pullImage(image);
-    } catch (error) {
-      throw new ImagePullError(`failed to pull image "${image}": ${(error as Error).message}`);
-    }
+    await this.pull(image, facts);
     const seconds = ((Date.now() - startedMs) / 1000).toFixed(3);
     log.log("info", "Pulled image", { pod, image });
     event("Pulled", `Successfully pulled image "${image}" in ${seconds}s`);

@@ -1,5 +1,6 @@
 // An in-memory CRI runtime with the real lifecycle and state names, for host unit tests (and
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
+import type { RegistryAuth } from "./pull-secrets.js";
 import {
   ContainerConfig,
   ContainerResources,
@@ -200,8 +201,16 @@ export class FakeRuntime implements Runtime {
     return this.imageUsers.get(image) ?? {};
   }
 
-  async pullImage(image: string): Promise<string> {
+  /** Credentials each pull was given, in order (undefined: anonymous). */
+  pullAuths: (RegistryAuth | undefined)[] = [];
+  /** Images the fake registry gives only to this user name. */
+  privateImages = new Map<string, string>();
+
+  async pullImage(image: string, auth?: RegistryAuth): Promise<string> {
     this.record("PullImage", image);
+    this.pullAuths.push(auth);
+    const owner = this.privateImages.get(image);
+    if (owner !== undefined && auth?.username !== owner) throw new RuntimeError(`failed to pull and unpack image "${image}": 401 Unauthorized`, GrpcCode.UNKNOWN, "PullImage");
     // The fake registry holds what it was given and every image the node already has.
     if (!this.pullable.has(image) && !this.images.has(image)) {
       throw new RuntimeError(`PullImage: failed to resolve reference "${image}": not found`, GrpcCode.NOT_FOUND, "PullImage");

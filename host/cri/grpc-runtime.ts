@@ -56,6 +56,8 @@ const CONTAINER_STATES: Record<string, ContainerStateName> = {
   CONTAINER_UNKNOWN: "unknown",
 };
 
+import type { RegistryAuth } from "./pull-secrets.js";
+
 /** CRI MountPropagation numbers. */
 const MOUNT_PROPAGATION = { private: 0, "host-to-container": 1, bidirectional: 2 } as const;
 
@@ -256,8 +258,8 @@ export class GrpcRuntime implements Runtime {
     return r.image.username ? { username: r.image.username } : {};
   }
 
-  async pullImage(image: string): Promise<string> {
-    const r = await this.call(this.imageClient, "PullImage", { image: { image } });
+  async pullImage(image: string, auth?: RegistryAuth): Promise<string> {
+    const r = await this.call(this.imageClient, "PullImage", auth ? { image: { image }, auth } : { image: { image } });
     return r.imageRef;
   }
 

@@ -94,6 +94,8 @@ export interface ContainerResources {
   oomScoreAdj: number;
 }
 
+import type { RegistryAuth } from "./pull-secrets.js";
+
 /** A CRI Mount: a path of the node bound into the container. */
 export interface CriMount {
   containerPath: string;
@@ -245,7 +247,8 @@ export interface Runtime {
    * (its uid, or its user name; `{}` when it says neither).
    */
   imageStatus(image: string): Promise<ImageUser | undefined>;
-  pullImage(image: string): Promise<string>;
+  /** CRI PullImage, with a registry credential when one is given. */
+  pullImage(image: string, auth?: RegistryAuth): Promise<string>;
   /** CRI ExecSync: runs `cmd` in the container and waits (timeoutSeconds 0: the runtime's default). */
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** CRI Exec, Attach, PortForward: the URL of the runtime's streaming server for this session. */

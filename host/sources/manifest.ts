@@ -47,14 +47,14 @@ const POD_SPEC_FIELDS = new Set([
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
   "readinessGates", "initContainers", "activeDeadlineSeconds",
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
-  "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes",
+  "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes", "imagePullSecrets",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
  * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
-  "ephemeralContainers", "imagePullSecrets", "overhead", "resourceClaims",
+  "ephemeralContainers", "overhead", "resourceClaims",
   "runtimeClassName", "os", "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -178,6 +178,11 @@ function checkSpecFields(r: FieldReader, spec: JsonObject): void {
   checkPodSecurityContext(r, spec);
   checkHostNetworkPorts(r, spec);
   checkPlacement(r, spec.nodeSelector, spec.affinity);
+  r.array(spec.imagePullSecrets, "spec.imagePullSecrets").forEach((item, i) => {
+    const ref = r.object(item, `spec.imagePullSecrets[${i}]`, true) ?? {};
+    r.onlyFields(ref, `spec.imagePullSecrets[${i}]`, new Set(["name"]));
+    r.string(ref.name, `spec.imagePullSecrets[${i}].name`);
+  });
   r.string(spec.nodeName, "spec.nodeName");
   r.string(spec.priorityClassName, "spec.priorityClassName");
 }
@@ -222,6 +227,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   r.stringMap(metadata.labels, "metadata.labels");
   r.stringMap(metadata.annotations, "metadata.annotations");
   checkSpecFields(r, spec);
+  if (!isEmptyField(spec.imagePullSecrets)) r.add("spec.imagePullSecrets", STATIC_OBJECT_REF);
   const volumes = volumesOf(r, spec, metadata, true);
   const podContext = { volumeNames: volumeNamesOf(spec), staticPod: true };
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;

@@ -15,6 +15,9 @@ import { ObjectStore, objectRefsOf } from "../../dist/volumes/object-store.js";
 import { isMountPoint, unmountAll } from "../../dist/volumes/mounts.js";
 import { containerEnvironment, EnvError } from "../../dist/env/container-env.js";
 import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
+import { credentialsFor } from "../../dist/cri/pull-secrets.js";
+import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
+import { Executor } from "../../dist/executor.js";
 
 const quiet = { log() {} };
 const roots = [];
@@ -400,4 +403,55 @@ test("manifests: volumes and mounts checked with the apiserver's words", () => {
   // What the core gets: names, types, and the downward API's version.
   const spec = podFromApiObject(pod({ volumes: [{ name: "a", emptyDir: {} }, { name: "b", downwardAPI: { items: [{ path: "l", fieldRef: { fieldPath: "metadata.labels" } }] } }] }));
   assert.deepEqual(spec.volumes.map((v) => [v.name, v.kind, v.sourceVersion.length > 0]), [["a", "empty-dir", false], ["b", "downward-api", true]]);
+});
+
+test("imagePullSecrets: the credentials of matching registries, most specific first; dockercfg and auth strings read", () => {
+  const secret = (type, key, body) => ({ type, data: { [key]: b64(JSON.stringify(body)) } });
+  const secrets = [
+    secret("kubernetes.io/dockerconfigjson", ".dockerconfigjson", { auths: {
+      "registry.example.com": { username: "all", password: "a" },
+      "https://registry.example.com/team": { auth: b64("team:t") },
+      "*.mirror.example.com": { username: "mirror", password: "m" },
+      "https://index.docker.io/v1/": { username: "hub", password: "h" },
+    } }),
+    secret("kubernetes.io/dockercfg", ".dockercfg", { "other.example.com:5000": { username: "old", password: "o" } }),
+    { type: "Opaque", data: { password: b64("x") } },
+  ];
+  const users = (image) => credentialsFor(image, secrets).map((c) => `${c.username}:${c.password}`);
+  assert.deepEqual(users("registry.example.com/team/app:1"), ["team:t", "all:a"]);
+  assert.deepEqual(users("registry.example.com/other/app"), ["all:a"]);
+  assert.deepEqual(users("eu.mirror.example.com/app"), ["mirror:m"]);
+  assert.deepEqual(users("busybox"), ["hub:h"]);
+  assert.deepEqual(users("other.example.com:5000/x@sha256:" + "a".repeat(64)), ["old:o"]);
+  assert.deepEqual(users("quay.io/app"), []);
+  assert.equal(credentialsFor("registry.example.com/x", secrets)[0].serverAddress, "registry.example.com");
+});
+
+test("imagePullSecrets reach CRI PullImage: each credential in turn, a missing secret logged, not fatal", async () => {
+  const runtime = new FakeRuntime();
+  runtime.pullable.add("registry.example.com/team/app:1");
+  runtime.privateImages.set("registry.example.com/team/app:1", "robot");
+  const objects = new FakeObjects();
+  const auths = { "registry.example.com": { username: "wrong", password: "w" }, "registry.example.com/team": { username: "robot", password: "r" } };
+  objects.put("secrets", "shop", "regcred", { type: "kubernetes.io/dockerconfigjson", data: { ".dockerconfigjson": b64(JSON.stringify({ auths })) } });
+  const warnings = [];
+  const log = { log: (level, msg, fields) => level === "warn" && warnings.push(`${msg} ${fields.secret}`) };
+  const spec = { imagePullSecrets: [{ name: "absent" }, { name: "regcred" }], containers: [{ name: "app", image: "registry.example.com/team/app:1" }] };
+  const executor = new Executor({ runtime, podLogsDir: tempDir(), log, objects, podFacts: () => facts(spec) });
+  const sandbox = { podUid: "uid-1", podName: "web", podNamespace: "shop", attempt: 0, hostNetwork: true, terminationGracePeriodSeconds: 30n, cgroupParent: "" };
+  const run = await executor.execute({ id: 1n, podUid: "uid-1", podNamespace: "shop", podName: "web", kind: { tag: "run-sandbox", val: sandbox } });
+  const container = { name: "app", image: "registry.example.com/team/app:1", imagePullPolicy: "IfNotPresent", command: [], args: [], env: [], requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "" };
+  const resources = { cpuShares: 2n, cpuWeight: 1n, cpuQuotaUs: 0n, cpuPeriodUs: 100000n, memoryLimitBytes: 0n, oomScoreAdj: 1000 };
+  const create = await executor.execute({ id: 2n, podUid: "uid-1", podNamespace: "shop", podName: "web", kind: { tag: "create-container", val: { sandboxId: run.outcome.val, sandbox, attempt: 0, specHash: "h", container, resources } } });
+  assert.equal(create.outcome.tag, "ok", JSON.stringify(create.outcome));
+  // The more specific path first: robot works at once.
+  assert.deepEqual(runtime.pullAuths.map((a) => a?.username), ["robot"]);
+  assert.deepEqual(warnings, ["Unable to retrieve pull secret; the image pull may not succeed absent"]);
+  // Without the secret the pull is anonymous and the registry says no.
+  const bare = new Executor({ runtime, podLogsDir: tempDir(), log, objects: new FakeObjects(), podFacts: () => facts({ containers: spec.containers }) });
+  runtime.images.delete("registry.example.com/team/app:1");
+  const refused = await bare.execute({ id: 3n, podUid: "uid-1", podNamespace: "shop", podName: "web", kind: { tag: "create-container", val: { sandboxId: run.outcome.val, sandbox, attempt: 1, specHash: "h", container, resources } } });
+  assert.equal(refused.outcome.tag, "err");
+  assert.equal(refused.outcome.val.kind, "image-pull");
+  assert.match(refused.outcome.val.message, /401 Unauthorized/);
 });
