@@ -40,6 +40,8 @@ interface Watched {
   reflector: Reflector;
   pods: Set<string>;
   listed: boolean;
+  /** Seen with `immutable: true`: its watch is stopped and this copy kept (upstream does the same). */
+  immutable?: PodObject;
   lastError?: Error;
   waiters: (() => void)[];
 }
@@ -120,6 +122,7 @@ export class ObjectStore implements ObjectGetter {
     const key = keyOf(ref);
     const w = this.watched.get(key);
     if (this.strategy === "Watch" && w) {
+      if (w.immutable) return w.immutable;
       if (!w.listed && !w.lastError) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.options.syncWaitMs ?? SYNC_WAIT_MS);
@@ -130,7 +133,15 @@ export class ObjectStore implements ObjectGetter {
         if (w.lastError) throw w.lastError;
         throw new Error(`failed to sync ${singular(ref.resource)} cache: timed out waiting for the condition`);
       }
-      for (const object of w.reflector.current.values()) if (object?.metadata?.name === ref.name) return object;
+      for (const object of w.reflector.current.values()) {
+        if (object?.metadata?.name !== ref.name) continue;
+        if (object.immutable === true) {
+          // It can never change again: no need to keep watching it.
+          w.immutable = object;
+          w.reflector.stop();
+        }
+        return object;
+      }
       return undefined;
     }
     if (this.strategy === "Cache") {
@@ -146,7 +157,7 @@ export class ObjectStore implements ObjectGetter {
 
   /** Watches open now (tests and the benchmark). */
   get watchCount(): number {
-    return this.watched.size;
+    return [...this.watched.values()].filter((w) => !w.immutable).length;
   }
 
   stop(): void {

@@ -5,6 +5,7 @@
 // the reason. Skipped, saying why, without KUBEBUILDER_ASSETS.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import { RealControlPlane, controlPlaneSkipReason } from "./control-plane.mjs";
 import { Nanolet, privateContainerdForFile, tempDir, waitFor } from "./harness.mjs";
@@ -15,6 +16,31 @@ const KUBE = "diff-kubelet";
 const skip = controlPlaneSkipReason();
 
 const sh = (script) => ["/bin/sh", "-c", script];
+
+/**
+ * A volumes directory as a comparable listing: every entry by path (the writer's `..<time>`
+ * version names made alike) with its type, mode, owner, link target and content (tokens' content
+ * left out: each is its own).
+ */
+function volumeTree(root) {
+  const out = {};
+  const alike = (name) => name.replace(/^\.\.\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\.\d+$/, "..VERSION");
+  const walk = (dir, rel) => {
+    for (const name of fs.readdirSync(dir).sort()) {
+      const full = path.join(dir, name);
+      const at = rel ? `${rel}/${alike(name)}` : alike(name);
+      const st = fs.lstatSync(full);
+      const entry = { mode: (st.mode & 0o7777).toString(8), uid: st.uid, gid: st.gid };
+      if (st.isSymbolicLink()) out[at] = { link: alike(fs.readlinkSync(full)) };
+      else if (st.isDirectory()) {
+        out[at] = { dir: true, ...entry };
+        walk(full, at);
+      } else out[at] = { ...entry, content: name === "token" ? "<token>" : fs.readFileSync(full, "utf8") };
+    }
+  };
+  walk(root, "");
+  return out;
+}
 const c = (name, script, extra = {}) => ({ name, image: "busybox", imagePullPolicy: "IfNotPresent", command: sh(script), ...extra });
 const execProbe = (command, extra = {}) => ({ exec: { command }, periodSeconds: 1, ...extra });
 
@@ -182,6 +208,41 @@ if (skip) {
       const podsWithDifferences = new Set(found.map((f) => f.split(":")[0]));
       const lines = nanolet.lines.filter((l) => [...podsWithDifferences].some((p) => l.includes(`${p}-${NANO}`))).slice(-60);
       assert.deepEqual(found, [], `status differences from the upstream kubelet:\n${found.join("\n")}\nnanolet's log of them:\n${lines.join("\n")}`);
+    });
+
+    test("a pod's volume files on nanolet match the upstream kubelet's: names, links, modes, owners, contents", { timeout: 300_000 }, async () => {
+      await cp.create("/api/v1/namespaces/default/configmaps", { metadata: { name: "diff-config" }, data: { "a.conf": "one\n", b: "two" }, binaryData: { c: Buffer.from([0, 1, 2]).toString("base64") } });
+      await cp.create("/api/v1/namespaces/default/secrets", { metadata: { name: "diff-secret" }, stringData: { password: "hunter2" } });
+      const spec = {
+        securityContext: { fsGroup: 2345 },
+        volumes: [
+          { name: "cfg", configMap: { name: "diff-config", defaultMode: 0o600, items: [{ key: "a.conf", path: "conf/a.conf", mode: 0o640 }, { key: "c", path: "c.bin" }] } },
+          { name: "all", configMap: { name: "diff-config" } },
+          { name: "sec", secret: { secretName: "diff-secret", defaultMode: 0o400 } },
+          { name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }, { path: "name", fieldRef: { fieldPath: "metadata.namespace" } }] } },
+          { name: "proj", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3600 } }, { configMap: { name: "diff-config", items: [{ key: "b", path: "b" }] } }, { secret: { name: "diff-secret" } }] } },
+          { name: "scratch", emptyDir: {} },
+        ],
+        containers: [c("main", "sleep 3600", { volumeMounts: [{ name: "cfg", mountPath: "/cfg" }, { name: "scratch", mountPath: "/scratch" }] })],
+      };
+      const uids = {};
+      for (const node of [NANO, KUBE]) {
+        const pod = await cp.admin.request("POST", "/api/v1/namespaces/default/pods", {
+          apiVersion: "v1", kind: "Pod",
+          metadata: { name: `volumes-${node}`, namespace: "default", labels: { app: "volumes" } },
+          spec: { nodeName: node, hostNetwork: true, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false, ...spec },
+        });
+        uids[node] = pod.metadata.uid;
+      }
+      for (const node of [NANO, KUBE]) await waitFor(`volumes running on ${node}`, async () => (await cp.get("pods", "default", `volumes-${node}`))?.status?.phase === "Running", 120_000, 500);
+      const mine = volumeTree(path.join(work, "nanolet-root", "pods", uids[NANO], "volumes"));
+      const theirs = volumeTree(path.join(work, "kubelet", "root", "pods", uids[KUBE], "volumes"));
+      const found = [];
+      for (const at of [...new Set([...Object.keys(mine), ...Object.keys(theirs)])].sort()) {
+        if (JSON.stringify(mine[at]) !== JSON.stringify(theirs[at])) found.push(`${at}: nanolet ${JSON.stringify(mine[at])}, kubelet ${JSON.stringify(theirs[at])}`);
+      }
+      for (const node of [NANO, KUBE]) await cp.admin.request("DELETE", `/api/v1/namespaces/default/pods/volumes-${node}`, { gracePeriodSeconds: 0 }).catch(() => {});
+      assert.deepEqual(found, [], `volume files unlike the upstream kubelet's:\n${found.join("\n")}`);
     });
   });
 }

@@ -455,3 +455,40 @@ test("imagePullSecrets reach CRI PullImage: each credential in turn, a missing s
   assert.equal(refused.outcome.val.kind, "image-pull");
   assert.match(refused.outcome.val.message, /401 Unauthorized/);
 });
+
+test("the Watch strategy: one watch per object by metadata.name, shared by pods, closed with the last; an immutable object is not watched", async () => {
+  const lists = [];
+  let watches = 0;
+  const objects = {
+    "/api/v1/namespaces/shop/configmaps": { metadata: { name: "settings", uid: "c1" }, data: { k: "v" } },
+    "/api/v1/namespaces/shop/secrets": { metadata: { name: "frozen", uid: "s1" }, immutable: true, data: { k: b64("v") } },
+  };
+  const client = {
+    async request(_method, url) {
+      lists.push(decodeURIComponent(url));
+      return { metadata: { resourceVersion: "1" }, items: [objects[url.split("?")[0]]] };
+    },
+    watch(_url, _onEvent, signal) {
+      watches++;
+      return new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    },
+  };
+  const store = new ObjectStore({ client, log: quiet });
+  const cm = { resource: "configmaps", namespace: "shop", name: "settings" };
+  const secret = { resource: "secrets", namespace: "shop", name: "frozen" };
+  store.register("pod-a", [cm, secret]);
+  store.register("pod-b", [cm]);
+  assert.equal(store.watchCount, 2);
+  assert.deepEqual((await store.get(cm)).data, { k: "v" });
+  assert.deepEqual(lists.sort(), ["/api/v1/namespaces/shop/configmaps?fieldSelector=metadata.name=settings", "/api/v1/namespaces/shop/secrets?fieldSelector=metadata.name=frozen"]);
+  // An immutable secret: read once, then its watch is closed and the copy kept.
+  assert.equal((await store.get(secret)).immutable, true);
+  assert.equal(store.watchCount, 1);
+  assert.equal((await store.get(secret)).metadata.name, "frozen");
+  store.retain(new Set(["pod-b"]));
+  assert.equal(store.watchCount, 1, "pod-b still uses the configMap");
+  store.retain(new Set());
+  assert.equal(store.watchCount, 0);
+  assert.equal(lists.length, 2, "one list per object, not one per pod");
+  store.stop();
+});
