@@ -103,7 +103,7 @@ export const enum VolumeKind {
 
 /// WIT `volume-spec`: a volume's name, type and the version of what its files are made from.
 export class VolumeSpec {
-  constructor(public name: string = "", public kind: i32 = VolumeKind.EmptyDir, public sourceVersion: string = "") {}
+  constructor(public name: string = "", public kind: i32 = VolumeKind.EmptyDir, public sourceVersion: string = "", public used: bool = true) {}
 }
 
 export class PodRejection {

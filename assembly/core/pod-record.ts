@@ -7,7 +7,7 @@ import { containerSpecHash } from "./hash";
 import { QosClass, podCgroupParent, qosClassOf } from "./qos";
 import { EvictionCandidate } from "./eviction-manager";
 import { ProbeWorker } from "./probe-worker";
-import { PodVolumes, volumesKey } from "./volume-manager";
+import { PodVolumes, usedVolumeCount, volumesKey } from "./volume-manager";
 
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
@@ -127,7 +127,7 @@ export class PodRecord {
   setSpec(spec: PodSpec): void {
     // A pod first known by its spec has mounted nothing unless it has volumes (they may be
     // there from before an agent restart); one first found in the runtime may have anything.
-    if (this.lastSpec === null && this.containers.length == 0 && this.sandboxes.length == 0) this.volumes.mounted = spec.volumes.length > 0;
+    if (this.lastSpec === null && this.containers.length == 0 && this.sandboxes.length == 0) this.volumes.mounted = usedVolumeCount(spec) > 0;
     this.spec = spec;
     this.lastSpec = spec;
     this.namespace = spec.namespace;

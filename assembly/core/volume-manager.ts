@@ -41,7 +41,7 @@ export function volumesKey(spec: PodSpec): string {
   const parts: string[] = [];
   for (let i = 0; i < spec.volumes.length; i++) {
     const v = spec.volumes[i];
-    parts.push(v.name + "\u0000" + v.kind.toString() + "\u0000" + v.sourceVersion);
+    if (v.used) parts.push(v.name + "\u0000" + v.kind.toString() + "\u0000" + v.sourceVersion);
   }
   return parts.join("\n");
 }
@@ -52,15 +52,22 @@ function refreshes(kind: i32): bool {
 }
 
 function needsRefresh(spec: PodSpec): bool {
-  for (let i = 0; i < spec.volumes.length; i++) if (refreshes(spec.volumes[i].kind)) return true;
+  for (let i = 0; i < spec.volumes.length; i++) if (spec.volumes[i].used && refreshes(spec.volumes[i].kind)) return true;
   return false;
+}
+
+/// The volumes to set up: those a container mounts (upstream skips the others).
+export function usedVolumeCount(spec: PodSpec): i32 {
+  let n = 0;
+  for (let i = 0; i < spec.volumes.length; i++) if (spec.volumes[i].used) n++;
+  return n;
 }
 
 /// The set-up part of a sync: queues a set-up (or a due refresh) of the pod's volumes. A pod
 /// whose volumes are not all set up must not get a sandbox.
 export function volumesStep(rec: PodRecord, ctx: WorkerContext, spec: PodSpec): VolumeProgress {
   const v = rec.volumes;
-  if (spec.volumes.length == 0) return VolumeProgress.Ready;
+  if (usedVolumeCount(spec) == 0) return VolumeProgress.Ready;
   const key = volumesKey(spec);
   if (v.ready && v.readyKey == key) {
     if (v.refreshAtMs == 0 || ctx.nowMs < v.refreshAtMs) return VolumeProgress.Ready;
@@ -68,7 +75,7 @@ export function volumesStep(rec: PodRecord, ctx: WorkerContext, spec: PodSpec): 
     return VolumeProgress.Waiting;
   }
   const names: string[] = [];
-  for (let i = 0; i < spec.volumes.length; i++) names.push(spec.volumes[i].name);
+  for (let i = 0; i < spec.volumes.length; i++) if (spec.volumes[i].used) names.push(spec.volumes[i].name);
   v.mounted = true;
   ctx.setUpVolumes(rec, names, key);
   return VolumeProgress.Acted;

@@ -374,7 +374,7 @@ export class Simulator {
           else if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
           else if (this.pods.isReportedTerminal(action.podUid)) this.invariants.startedAfterFinished(action.podUid, kind.tag, this.nowMs);
           const volumes = this.pods.podInfo(action.podUid)?.spec?.volumes ?? [];
-          if (volumes.length > 0 && !this.mounted.has(action.podUid)) this.invariants.startedBeforeVolumes(action.podUid, kind.tag, this.nowMs);
+          if (volumes.some((v) => v.used) && !this.mounted.has(action.podUid)) this.invariants.startedBeforeVolumes(action.podUid, kind.tag, this.nowMs);
         }
         this.cri.submit(action);
     }

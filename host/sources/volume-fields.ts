@@ -197,6 +197,7 @@ function downwardVersion(volume: JsonObject, metadata: JsonObject): string {
  */
 export function volumesOf(r: FieldReader, spec: JsonObject, metadata: JsonObject, staticPod: boolean): VolumeSpec[] {
   const out: VolumeSpec[] = [];
+  const mounted = mountedVolumeNames(spec);
   r.array(spec.volumes, "spec.volumes").forEach((item, i) => {
     const at = `spec.volumes[${i}]`;
     const volume = r.object(item, at, true);
@@ -223,9 +224,21 @@ export function volumesOf(r: FieldReader, spec: JsonObject, metadata: JsonObject
       r.add(`${at}.${type}`, "Forbidden: a static pod may not use a volume backed by apiserver objects (its node may read only the objects of pods bound to it)");
       return;
     }
-    out.push({ name, kind, sourceVersion: kind === "downward-api" || kind === "projected" ? downwardVersion(volume, metadata) : "" });
+    out.push({ name, kind, used: mounted.has(name), sourceVersion: kind === "downward-api" || kind === "projected" ? downwardVersion(volume, metadata) : "" });
   });
   return out;
+}
+
+/** The volumes some container or init container mounts (upstream GetPodVolumeNames). */
+function mountedVolumeNames(spec: JsonObject): Set<string> {
+  const names = new Set<string>();
+  for (const list of [spec.containers, spec.initContainers]) {
+    for (const c of Array.isArray(list) ? list : []) {
+      const mounts = isObject(c) && Array.isArray(c.volumeMounts) ? c.volumeMounts : [];
+      for (const m of mounts) if (isObject(m) && typeof m.name === "string") names.add(m.name);
+    }
+  }
+  return names;
 }
 
 /** Checks each `volumeMounts[]` of a container against the pod's volumes. */

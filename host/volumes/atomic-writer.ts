@@ -3,6 +3,7 @@
 // swapped to it by a rename (atomic), and each top-level name is a symlink through `..data`. A
 // reader opening `cfg/key` sees the old file or the new one, never half of an update, and files
 // of one version are always seen together.
+import { randomInt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { descendingPathProblem } from "../sources/volume-fields.js";
@@ -14,6 +15,8 @@ export interface PayloadFile {
   content: Buffer;
   /** File mode bits (0644 unless a mode says otherwise). */
   mode: number;
+  /** The file's owner, when not root (a projected token of a pod that runs as one user). */
+  uid?: number;
 }
 
 /** Relative path -> file. */
@@ -41,6 +44,22 @@ function timestampName(nowMs: number): string {
   return `..${d.getUTCFullYear()}_${pad(d.getUTCMonth() + 1)}_${pad(d.getUTCDate())}_${pad(d.getUTCHours())}_${pad(d.getUTCMinutes())}_${pad(d.getUTCSeconds())}.`;
 }
 
+/** A new `..<time>.<number>` directory, named as upstream's writer names it (Go's MkdirTemp). */
+function makeVersionDir(dir: string, nowMs: number): string {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const version = path.join(dir, timestampName(nowMs) + String(randomInt(0, 2 ** 32 - 1)));
+    try {
+      fs.mkdirSync(version);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    fs.chmodSync(version, 0o755);
+    return version;
+  }
+  throw new Error(`could not make a new version directory in ${dir}`);
+}
+
 /** The files of the version `..data` points to, or undefined when there is none. */
 function currentVersion(dir: string): string | undefined {
   try {
@@ -65,6 +84,7 @@ function sameAsWritten(versionDir: string, payload: Payload, ownership: Ownershi
       const stat = fs.statSync(path.join(versionDir, relPath));
       if ((stat.mode & 0o7777) !== fileMode(want.mode, ownership)) return false;
       if (ownership.gid !== undefined && stat.gid !== ownership.gid) return false;
+      if (want.uid !== undefined && stat.uid !== want.uid) return false;
       if (!fs.readFileSync(path.join(versionDir, relPath)).equals(want.content)) return false;
       count++;
     }
@@ -95,14 +115,13 @@ export function writeAtomically(dir: string, payload: Payload, ownership: Owners
   const old = currentVersion(dir);
   if (old && sameAsWritten(old, payload, ownership)) return false;
 
-  const version = fs.mkdtempSync(path.join(dir, timestampName(nowMs)));
-  fs.chmodSync(version, 0o755);
+  const version = makeVersionDir(dir, nowMs);
   for (const [rel, file] of [...payload.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const target = path.join(version, rel);
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
     fs.writeFileSync(target, file.content, { mode: 0o600 });
     fs.chmodSync(target, fileMode(file.mode, ownership));
-    if (ownership.gid !== undefined) fs.chownSync(target, -1, ownership.gid);
+    if (ownership.gid !== undefined || file.uid !== undefined) fs.chownSync(target, file.uid ?? -1, ownership.gid ?? -1);
   }
   if (ownership.gid !== undefined) {
     // Directories of the version: the group may enter them, and new files inherit it.

@@ -36,7 +36,7 @@ export function mountsUnder(dir: string): string[] {
 
 /** Mounts a tmpfs at `dir` (made if missing) unless one is there; `sizeBytes` 0: the kernel's default. */
 export function mountTmpfs(dir: string, sizeBytes: number): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o750 });
+  fs.mkdirSync(dir, { recursive: true });
   if (isMountPoint(dir)) return;
   const options = sizeBytes > 0 ? ["-o", `size=${Math.ceil(sizeBytes)}`] : [];
   execFileSync("mount", ["-t", "tmpfs", ...options, "tmpfs", dir], { stdio: ["ignore", "ignore", "pipe"] });

@@ -102,6 +102,20 @@ export function downwardPayload(items: any[], facts: PodFacts, defaultMode: numb
   }
 }
 
+/** upstream FsUserFrom: the runAsUser every container (and init container) runs as, if they agree. */
+export function fsUserOf(spec: Record<string, any>): number | undefined {
+  const podUser = spec.securityContext?.runAsUser;
+  let user: number | undefined;
+  const containers = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
+  for (const c of containers) {
+    const own = c?.securityContext?.runAsUser ?? podUser;
+    if (typeof own !== "number") return undefined;
+    if (user !== undefined && own !== user) return undefined;
+    user = own;
+  }
+  return user;
+}
+
 /** A projected volume's sources, in one directory. */
 export async function projectedPayload(
   source: { sources?: any[] },
@@ -126,7 +140,12 @@ export async function projectedPayload(
         podName: facts.name,
         podUid: facts.uid,
       });
-      payload.set(String(t.path), { content: Buffer.from(token, "utf8"), mode: defaultMode });
+      // upstream: a pod that runs as one user, or has an fsGroup, gets its token readable by it
+      // alone (0600, owned by that user), not the volume's defaultMode.
+      const fsUser = fsUserOf(facts.spec ?? {});
+      const fsGroup = facts.spec?.securityContext?.fsGroup;
+      const owned = fsUser !== undefined || typeof fsGroup === "number";
+      payload.set(String(t.path), { content: Buffer.from(token, "utf8"), mode: owned ? 0o600 : defaultMode, ...(fsUser !== undefined ? { uid: fsUser } : {}) });
     }
   }
   return payload;

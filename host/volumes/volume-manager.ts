@@ -112,6 +112,8 @@ export class VolumeManager {
         const dir = this.pluginDir(facts.uid, type, volume.name);
         // Secrets, the downward API and projections (tokens) live in memory, as upstream's wrappers put them.
         if (type !== "configMap") mountTmpfs(dir, 0);
+        else fs.mkdirSync(dir, { recursive: true });
+        prepareVolumeRoot(dir, fsGroup, type !== "configMap");
         const payload = await this.payloadOf(facts, type, source);
         const changed = writeAtomically(dir, payload, { gid: fsGroup, readOnly: true });
         if (changed) this.options.log.log("debug", "Volume files written", { pod: `${facts.namespace}/${facts.name}`, volume: volume.name, files: payload.size });
@@ -156,13 +158,7 @@ export class VolumeManager {
     } else {
       fs.mkdirSync(dir, { recursive: true });
     }
-    // Anyone in the pod may write (upstream: 0777); with fsGroup the group owns it and new files inherit it.
-    if (fsGroup !== undefined) {
-      fs.chownSync(dir, -1, fsGroup);
-      fs.chmodSync(dir, 0o2777);
-    } else {
-      fs.chmodSync(dir, 0o777);
-    }
+    prepareVolumeRoot(dir, fsGroup, source.medium === "Memory");
   }
 
   /** A claim's PersistentVolume on this node: `local` or `hostPath` only. */
@@ -276,6 +272,17 @@ export class VolumeManager {
   mountsLeft(uid?: string): string[] {
     return mountsUnder(uid ? pathUnder(this.options.podsDir, uid) : this.options.podsDir);
   }
+}
+
+/**
+ * A volume's own directory as upstream's emptyDir (which every file-backed type wraps) leaves it:
+ * anyone in the pod may write (0777 on disk; a tmpfs root keeps its sticky bit, 1777); with
+ * fsGroup the group owns it and new files inherit it (setgid).
+ */
+function prepareVolumeRoot(dir: string, fsGroup: number | undefined, tmpfs: boolean): void {
+  const mode = (tmpfs ? 0o1777 : 0o777) | (fsGroup !== undefined ? 0o2000 : 0);
+  if (fsGroup !== undefined) fs.chownSync(dir, -1, fsGroup);
+  fs.chmodSync(dir, mode);
 }
 
 /** upstream's hostPath type checks (and the OrCreate types' creation), with its words. */

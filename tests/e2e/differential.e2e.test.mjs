@@ -223,7 +223,7 @@ if (skip) {
           { name: "proj", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3600 } }, { configMap: { name: "diff-config", items: [{ key: "b", path: "b" }] } }, { secret: { name: "diff-secret" } }] } },
           { name: "scratch", emptyDir: {} },
         ],
-        containers: [c("main", "sleep 3600", { volumeMounts: [{ name: "cfg", mountPath: "/cfg" }, { name: "scratch", mountPath: "/scratch" }] })],
+        containers: [c("main", "sleep 3600", { volumeMounts: ["cfg", "all", "sec", "info", "proj", "scratch"].map((name) => ({ name, mountPath: `/v/${name}` })) })],
       };
       const uids = {};
       for (const node of [NANO, KUBE]) {
