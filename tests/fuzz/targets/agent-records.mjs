@@ -46,6 +46,12 @@ const podSpec = fc.record({
   priority: arbOf(s32), staticPod: fc.boolean(), toleratesMemoryPressure: fc.boolean(),
   readinessGates: fc.array(fc.record({ conditionType: someString, status: fc.constantFrom("", "True", "False") }), { maxLength: 2 }),
   initContainers: fc.array(container, { maxLength: 2 }),
+  volumes: fc.array(fc.record({
+    name: fc.constantFrom("v", "w", "", "Bad_Name"),
+    kind: fc.constantFrom("empty-dir", "host-path", "config-map", "secret", "downward-api", "projected", "persistent-volume-claim"),
+    used: fc.boolean(),
+    sourceVersion: fc.constantFrom("", "v1", "v2"),
+  }), { maxLength: 3 }),
 });
 const nsTime = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 62n }), fc.constantFrom(0n, -1n, 1764000000000000000n));
 const sandbox = fc.record({

@@ -24,6 +24,22 @@ const orJunk = (arb) => fc.oneof({ weight: 5, arbitrary: arb }, { weight: 1, arb
 const stringMap = fc.dictionary(someString, orJunk(someString), { maxKeys: 4 });
 const quantities = fc.dictionary(fc.oneof(fc.constantFrom("cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-1Gi"), someString), orJunk(fc.oneof(someString, someNumber)), { maxKeys: 3 });
 
+/** A volume of one of the types nanolet sets up (or another), with fields right or not. */
+const keyItems = orJunk(fc.array(orJunk(fc.record({ key: orJunk(someString), path: orJunk(someString), mode: orJunk(someNumber) }, { requiredKeys: [] })), { maxLength: 2 }));
+const volume = fc.record(
+  {
+    name: orJunk(fc.constantFrom("v", "w", "", "V_1")),
+    emptyDir: orJunk(fc.record({ medium: orJunk(fc.constantFrom("", "Memory", "Disk")), sizeLimit: orJunk(someString) }, { requiredKeys: [] })),
+    hostPath: orJunk(fc.record({ path: orJunk(someString), type: orJunk(fc.constantFrom("", "Directory", "File", "Folder")) }, { requiredKeys: [] })),
+    configMap: orJunk(fc.record({ name: orJunk(someString), items: keyItems, defaultMode: orJunk(someNumber), optional: orJunk(fc.boolean()) }, { requiredKeys: [] })),
+    secret: orJunk(fc.record({ secretName: orJunk(someString), items: keyItems, defaultMode: orJunk(someNumber) }, { requiredKeys: [] })),
+    projected: orJunk(fc.record({ sources: orJunk(fc.array(anyJson, { maxLength: 2 })), defaultMode: orJunk(someNumber) }, { requiredKeys: [] })),
+    downwardAPI: orJunk(fc.record({ items: orJunk(fc.array(anyJson, { maxLength: 2 })) }, { requiredKeys: [] })),
+    nfs: anyJson,
+  },
+  { requiredKeys: ["name"] },
+);
+
 const container = fc.record(
   {
     name: orJunk(someString),
@@ -36,7 +52,8 @@ const container = fc.record(
     ports: orJunk(fc.array(orJunk(fc.record({ containerPort: orJunk(someNumber), name: orJunk(someString), protocol: orJunk(someString), hostPort: orJunk(someNumber) }, { requiredKeys: [] })), { maxLength: 3 })),
     imagePullPolicy: orJunk(someString),
     resizePolicy: orJunk(fc.array(orJunk(fc.record({ resourceName: orJunk(someString), restartPolicy: orJunk(someString) })), { maxLength: 2 })),
-    volumeMounts: orJunk(fc.array(anyJson, { maxLength: 2 })),
+    volumeMounts: orJunk(fc.array(orJunk(fc.record({ name: orJunk(fc.constantFrom("v", "w", "")), mountPath: orJunk(someString), subPath: orJunk(someString), subPathExpr: orJunk(someString), readOnly: orJunk(fc.boolean()), mountPropagation: orJunk(fc.constantFrom("None", "HostToContainer", "Bidirectional", "x")) }, { requiredKeys: [] })), { maxLength: 2 })),
+    envFrom: orJunk(fc.array(orJunk(fc.record({ prefix: orJunk(someString), configMapRef: orJunk(fc.record({ name: orJunk(someString), optional: orJunk(fc.boolean()) }, { requiredKeys: [] })) }, { requiredKeys: [] })), { maxLength: 2 })),
     livenessProbe: anyJson,
     securityContext: anyJson,
     tty: orJunk(fc.boolean()),
@@ -62,7 +79,8 @@ export const podObject = fc.record(
         securityContext: orJunk(fc.oneof(fc.constant({}), anyJson)),
         hostPID: orJunk(fc.boolean()),
         nodeSelector: orJunk(stringMap),
-        volumes: orJunk(fc.array(anyJson, { maxLength: 2 })),
+        volumes: orJunk(fc.array(orJunk(volume), { maxLength: 3 })),
+        imagePullSecrets: orJunk(fc.array(orJunk(fc.record({ name: orJunk(someString) }, { requiredKeys: [] })), { maxLength: 2 })),
         nodeName: orJunk(someString),
       },
       { requiredKeys: [] },
