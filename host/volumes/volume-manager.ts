@@ -159,6 +159,7 @@ export class VolumeManager {
       fs.mkdirSync(dir, { recursive: true });
     }
     prepareVolumeRoot(dir, fsGroup, source.medium === "Memory");
+    if (fsGroup !== undefined) applyFsGroup(dir, fsGroup, String(facts.spec?.securityContext?.fsGroupChangePolicy ?? "Always"));
   }
 
   /** A claim's PersistentVolume on this node: `local` or `hostPath` only. */
@@ -283,6 +284,34 @@ function prepareVolumeRoot(dir: string, fsGroup: number | undefined, tmpfs: bool
   const mode = (tmpfs ? 0o1777 : 0o777) | (fsGroup !== undefined ? 0o2000 : 0);
   if (fsGroup !== undefined) fs.chownSync(dir, -1, fsGroup);
   fs.chmodSync(dir, mode);
+}
+
+/** At most this many entries are walked to give a volume its fsGroup (a bound on one set-up). */
+const MAX_OWNERSHIP_ENTRIES = 100_000;
+
+/**
+ * upstream SetVolumeOwnership for a writable volume: every file and directory gets the group and
+ * group read-write (directories also setgid and group search). `OnRootMismatch` skips the walk
+ * when the root already has the group and the mode.
+ */
+export function applyFsGroup(root: string, gid: number, policy: string): void {
+  if (policy === "OnRootMismatch") {
+    const st = fs.statSync(root);
+    if (st.gid === gid && (st.mode & 0o2070) === 0o2070) return;
+  }
+  let seen = 0;
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (++seen > MAX_OWNERSHIP_ENTRIES) return;
+      const full = path.join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      const st = fs.lstatSync(full);
+      fs.chownSync(full, -1, gid);
+      fs.chmodSync(full, (st.mode & 0o7777) | (entry.isDirectory() ? 0o2070 : 0o060));
+      if (entry.isDirectory()) walk(full);
+    }
+  };
+  walk(root);
 }
 
 /** upstream's hostPath type checks (and the OrCreate types' creation), with its words. */

@@ -493,3 +493,23 @@ test("the Watch strategy: one watch per object by metadata.name, shared by pods,
   assert.equal(lists.length, 2, "one list per object, not one per pod");
   store.stop();
 });
+
+test("fsGroup on an emptyDir: what is in it gets the group at set-up; OnRootMismatch skips a root already right", async () => {
+  const { podsDir, volumes } = manager();
+  const spec = (policy) => ({ securityContext: { fsGroup: 3456, ...(policy ? { fsGroupChangePolicy: policy } : {}) }, volumes: [{ name: "data", emptyDir: {} }] });
+  await volumes.setUp(facts(spec()), ["data"]);
+  const dir = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~empty-dir", "data");
+  assert.equal(fs.statSync(dir).gid, 3456);
+  assert.equal(fs.statSync(dir).mode & 0o7777, 0o2777);
+  // A file a container left behind (an agent restart sets the volume up again).
+  fs.mkdirSync(path.join(dir, "sub"));
+  fs.writeFileSync(path.join(dir, "sub", "f"), "x", { mode: 0o600 });
+  fs.chownSync(path.join(dir, "sub", "f"), 0, 0); // a container running as root:root wrote it
+  await volumes.setUp(facts(spec("OnRootMismatch")), ["data"]);
+  assert.equal(fs.statSync(path.join(dir, "sub", "f")).gid, 0, "the root was right: no walk");
+  await volumes.setUp(facts(spec()), ["data"]);
+  assert.equal(fs.statSync(path.join(dir, "sub", "f")).gid, 3456);
+  assert.equal(fs.statSync(path.join(dir, "sub", "f")).mode & 0o777, 0o660);
+  assert.equal(fs.statSync(path.join(dir, "sub")).mode & 0o2070, 0o2070);
+  volumes.tearDown("uid-1");
+});
