@@ -2,8 +2,8 @@
 // cabi_post_* functions. The build renames these AssemblyScript names to the WIT export names
 // (build/exports.mjs holds the map). No logic lives here.
 import { Agent } from "./core/agent";
-import { AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, PodUsageIn, ActionResult, SignalObservation } from "./core/model";
-import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation, lowerNodeStats, unpackNodeStats } from "./abi/node";
+import { AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, PodUsageIn, ActionResult, SignalObservation, VolumeUsage } from "./core/model";
+import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, VOLUME_USAGE_SIZE, liftPodUsage, liftSignalObservation, liftVolumeUsage, lowerNodeStats, unpackNodeStats } from "./abi/node";
 import {
   cabiRealloc,
   freeReturnArena,
@@ -139,27 +139,29 @@ export function agentConfigureNode(
   return RETURN_AREA;
 }
 
-export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): void {
-  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
+export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32, volumesPtr: usize, volumesLen: u32): void {
+  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen, volumesPtr, volumesLen);
   resetArgumentArena();
   agentOf(rep).handleNodeStats(nowMs, stats);
 }
 
 export function agentHandleNodeStatsPacked(
   rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, textPtr: usize, textUnits: u32, podsPtr: usize, podValues: u32,
-  containersPtr: usize, containerValues: u32,
+  containersPtr: usize, containerValues: u32, volumesPtr: usize, volumesLen: u32,
 ): void {
   // Read in place: the lists stay in the argument arena until the end of this call.
   const stats = unpackNodeStats(textPtr, textUnits, podsPtr, podValues, containersPtr, containerValues);
   stats.signals = liftListParts<SignalObservation>(signalsPtr, signalsLen, SIGNAL_OBSERVATION_SIZE, liftSignalObservation);
+  stats.volumes = liftListParts<VolumeUsage>(volumesPtr, volumesLen, VOLUME_USAGE_SIZE, liftVolumeUsage);
   resetArgumentArena();
   agentOf(rep).handleNodeStats(nowMs, stats);
 }
 
-function liftNodeStatsParts(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): NodeStats {
+function liftNodeStatsParts(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32, volumesPtr: usize, volumesLen: u32): NodeStats {
   const stats = new NodeStats();
   stats.signals = liftListParts<SignalObservation>(signalsPtr, signalsLen, SIGNAL_OBSERVATION_SIZE, liftSignalObservation);
   stats.pods = liftListParts<PodUsageIn>(podsPtr, podsLen, POD_USAGE_SIZE, liftPodUsage);
+  stats.volumes = liftListParts<VolumeUsage>(volumesPtr, volumesLen, VOLUME_USAGE_SIZE, liftVolumeUsage);
   return stats;
 }
 
@@ -238,8 +240,8 @@ export function echoActions(ptr: usize, len: u32): usize {
   return RETURN_AREA;
 }
 
-export function echoNodeStats(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32): usize {
-  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen);
+export function echoNodeStats(signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32, volumesPtr: usize, volumesLen: u32): usize {
+  const stats = liftNodeStatsParts(signalsPtr, signalsLen, podsPtr, podsLen, volumesPtr, volumesLen);
   resetArgumentArena();
   lowerNodeStats(RETURN_AREA, stats);
   return RETURN_AREA;

@@ -207,6 +207,8 @@ export class AgentLoop {
       this.options.log.log("warn", "Node stats failed", { error: (error as Error).message });
       return;
     }
+    // What emptyDirs with a sizeLimit hold: the core evicts a pod over its limit.
+    if (this.options.volumes) result = { ...result, volumes: this.options.volumes.emptyDirUsage() };
     this.withCore((core) => core.handleNodeStats(this.nowMs(), result));
     this.schedulePump();
   }

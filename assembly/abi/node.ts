@@ -1,6 +1,6 @@
 // Canonical-ABI lift/lower of the node family: node-stats (signal-observation, pod-usage,
 // container-usage). Lowering exists so that abi-check can echo the stats back.
-import { ContainerUsage, NodeStats, PackedContainers, PackedPods, PodUsageIn, SignalObservation } from "../core/model";
+import { ContainerUsage, NodeStats, PackedContainers, PackedPods, PodUsageIn, SignalObservation, VolumeUsage } from "../core/model";
 import { liftList, liftString, lowerList, lowerString } from "./memory";
 
 // signal-observation { signal @0, available s64 @8, capacity s64 @16 }: 24, align 8.
@@ -85,8 +85,22 @@ export function unpackNodeStats(textPtr: usize, textUnits: u32, podsPtr: usize, 
   return stats;
 }
 
-/// node-stats flattens to two lists: (signals ptr, len, pods ptr, len); returned in 16 bytes.
+/// node-stats flattens to three lists: (signals, pods, volumes) as (ptr, len); returned in 24 bytes.
 export function lowerNodeStats(ptr: usize, stats: NodeStats): void {
   lowerList<SignalObservation>(ptr, stats.signals, SIGNAL_OBSERVATION_SIZE, lowerSignalObservation);
   lowerList<PodUsageIn>(ptr + 8, stats.pods, POD_USAGE_SIZE, lowerPodUsage);
+  lowerList<VolumeUsage>(ptr + 16, stats.volumes, VOLUME_USAGE_SIZE, lowerVolumeUsage);
+}
+
+// volume-usage { pod-uid @0, volume @8, used-bytes s64 @16 }: size 24, align 8.
+export const VOLUME_USAGE_SIZE: usize = 24;
+
+export function liftVolumeUsage(ptr: usize): VolumeUsage {
+  return new VolumeUsage(liftString(ptr), liftString(ptr + 8), load<i64>(ptr + 16));
+}
+
+export function lowerVolumeUsage(ptr: usize, item: VolumeUsage): void {
+  lowerString(ptr, item.podUid);
+  lowerString(ptr + 8, item.volume);
+  store<i64>(ptr + 16, item.usedBytes);
 }

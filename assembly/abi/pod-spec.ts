@@ -39,8 +39,8 @@ const STARTUP_PROBE_AT: usize = 88;
 //   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120),
 //   start-time-ms: option<u64> @128 (tag u8, u64 @136), volumes @144 }: size 152, align 8.
 export const POD_SPEC_SIZE: usize = 152;
-// volume-spec { name @0, kind u8 @8, used u8 @9, source-version @12 }: size 20, align 4.
-export const VOLUME_SPEC_SIZE: usize = 20;
+// volume-spec { name @0, kind u8 @8, used u8 @9, source-version @12, size-limit @20 }: size 28, align 4.
+export const VOLUME_SPEC_SIZE: usize = 28;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
 export const POD_REJECTION_SIZE: usize = 28;
 
@@ -168,7 +168,7 @@ export function liftPodSpec(ptr: usize): PodSpec {
 export function liftVolumeSpec(ptr: usize): VolumeSpec {
   const kind = load<u8>(ptr + 8);
   assert(kind <= 6, "abi: unknown volume-kind case");
-  return new VolumeSpec(liftString(ptr), kind, liftString(ptr + 12), load<u8>(ptr + 9) != 0);
+  return new VolumeSpec(liftString(ptr), kind, liftString(ptr + 12), load<u8>(ptr + 9) != 0, liftString(ptr + 20));
 }
 
 export function lowerVolumeSpec(ptr: usize, item: VolumeSpec): void {
@@ -176,6 +176,7 @@ export function lowerVolumeSpec(ptr: usize, item: VolumeSpec): void {
   store<u8>(ptr + 8, <u8>item.kind);
   store<u8>(ptr + 9, <u8>(item.used ? 1 : 0));
   lowerString(ptr + 12, item.sourceVersion);
+  lowerString(ptr + 20, item.sizeLimit);
 }
 
 export function lowerPodSpec(ptr: usize, pod: PodSpec): void {

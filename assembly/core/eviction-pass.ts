@@ -1,8 +1,10 @@
 // The eviction manager's agent side: each stats pass announces pressure changes, ranks the pods
 // that may be evicted (the rank table keeps what ranking reads of each, by slot) and evicts at
-// most one per interval.
+// most one per interval; before that, pods over a limit of their own (an emptyDir over its
+// sizeLimit) are evicted at once, as upstream's local storage eviction does.
 import { WorkerContext } from "./context";
-import { EventType, NodeConfig, NodeStats, PodSpec } from "./model";
+import { EventType, NodeConfig, NodeStats, PodSpec, VolumeKind } from "./model";
+import { parseQuantity } from "./quantity";
 import { requestMilli } from "./cgroup-values";
 import { EvictionCandidate, EvictionManager, resourceOfSignal } from "./eviction-manager";
 import { PodManager } from "./pod-manager";
@@ -54,6 +56,9 @@ export class EvictionPass {
       this.announcedPressure = announced;
       this.ctx.nodePressureChanged(conditions.includes("MemoryPressure"), conditions.includes("DiskPressure"), conditions.includes("PIDPressure"));
     }
+    // Upstream's local storage eviction comes before the thresholds: a pod over a limit of its
+    // own is evicted whatever the node's pressure, and the pass ends there.
+    if (this.evictOverLimit(stats)) return;
     const records = this.pods.list;
     if (threshold === null) {
       for (let i = 0, n = records.length; i < n; i++) {
@@ -118,6 +123,24 @@ export class EvictionPass {
     this.statsOrder = order;
   }
 
+  /// Evicts (grace 0) every running pod with an emptyDir that holds more than its sizeLimit.
+  /// Returns true when one was.
+  private evictOverLimit(stats: NodeStats): bool {
+    let evicted = false;
+    for (let i = 0; i < stats.volumes.length; i++) {
+      const usage = stats.volumes[i];
+      if (!this.pods.has(usage.podUid)) continue;
+      const rec = this.pods.get(usage.podUid);
+      const spec = rec.spec;
+      if (spec === null || rec.state != WorkerState.SyncPod || rec.terminal || rec.failure !== null) continue;
+      const message = emptyDirOverLimitMessage(spec, usage.volume, usage.usedBytes);
+      if (message.length == 0) continue;
+      this.evict(rec, message, 0);
+      evicted = true;
+    }
+    return evicted;
+  }
+
   /// Fails the pod as upstream's eviction does: killed with the given grace, phase Failed,
   /// reason Evicted, a DisruptionTarget condition, never restarted.
   private evict(rec: PodRecord, message: string, gracePeriodSeconds: i64): void {
@@ -128,6 +151,22 @@ export class EvictionPass {
     rec.retryAtMs = 0;
     this.ctx.event(rec, "", EventType.Warning, "Evicted", message);
   }
+}
+
+/// Upstream's emptyDir limit check: the message when `volume` of `spec` is an emptyDir holding
+/// more than its sizeLimit, else "".
+export function emptyDirOverLimitMessage(spec: PodSpec, volume: string, usedBytes: i64): string {
+  for (let i = 0; i < spec.volumes.length; i++) {
+    const v = spec.volumes[i];
+    if (v.name != volume || v.kind != VolumeKind.EmptyDir || v.sizeLimit.length == 0) continue;
+    const limit = parseQuantity(v.sizeLimit);
+    if (!limit.ok || limit.milliValue <= 0) return "";
+    // Bytes, rounded up as a quantity's Value() is.
+    const limitBytes = limit.milliValue / 1000 + (limit.milliValue % 1000 != 0 ? 1 : 0);
+    if (usedBytes <= limitBytes) return "";
+    return 'Usage of EmptyDir volume "' + volume + '" exceeds the limit "' + v.sizeLimit + '". ';
+  }
+  return "";
 }
 
 function candidateOf(rec: PodRecord, spec: PodSpec): EvictionCandidate {

@@ -103,7 +103,12 @@ export const enum VolumeKind {
 
 /// WIT `volume-spec`: a volume's name, type and the version of what its files are made from.
 export class VolumeSpec {
-  constructor(public name: string = "", public kind: i32 = VolumeKind.EmptyDir, public sourceVersion: string = "", public used: bool = true) {}
+  constructor(public name: string = "", public kind: i32 = VolumeKind.EmptyDir, public sourceVersion: string = "", public used: bool = true, public sizeLimit: string = "") {}
+}
+
+/// WIT `volume-usage`.
+export class VolumeUsage {
+  constructor(public podUid: string = "", public volume: string = "", public usedBytes: i64 = 0) {}
 }
 
 export class PodRejection {
@@ -476,6 +481,7 @@ export class PackedPods {
 export class NodeStats {
   signals: SignalObservation[] = [];
   pods: PodUsageIn[] = [];
+  volumes: VolumeUsage[] = [];
   packed: PackedPods | null = null;
 
   podCount(): i32 {

@@ -57,7 +57,7 @@ export function packNodeStats(stats: NodeStats): PackedNodeStats {
       containers[k + 2] = c.memoryWorkingSetBytes;
     }
   }
-  return { signals: stats.signals, text, pods, containers };
+  return { signals: stats.signals, text, pods, containers, volumes: stats.volumes };
 }
 
 /** Writes a non-negative number below 2^31 as 64-bit entry `index` of a 32-bit view. */

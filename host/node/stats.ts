@@ -212,6 +212,6 @@ export class StatsCollector {
         }),
       });
     }
-    return { signals, pods: usage };
+    return { signals, pods: usage, volumes: [] };
   }
 }

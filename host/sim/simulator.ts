@@ -487,6 +487,7 @@ export class Simulator {
     const stats: NodeStats = {
       signals: [{ signal: "memory.available", available: BigInt(m.capacityBytes - used), capacity: BigInt(m.capacityBytes) }],
       pods: [...pods.values()].sort((a, b) => (a.uid < b.uid ? -1 : 1)),
+      volumes: [],
     };
     this.statsPasses++;
     this.lastStats = stats;

@@ -224,7 +224,8 @@ export function volumesOf(r: FieldReader, spec: JsonObject, metadata: JsonObject
       r.add(`${at}.${type}`, "Forbidden: a static pod may not use a volume backed by apiserver objects (its node may read only the objects of pods bound to it)");
       return;
     }
-    out.push({ name, kind, used: mounted.has(name), sourceVersion: kind === "downward-api" || kind === "projected" ? downwardVersion(volume, metadata) : "" });
+    const sizeLimit = kind === "empty-dir" && source.sizeLimit !== undefined && source.sizeLimit !== null ? String(source.sizeLimit) : "";
+    out.push({ name, kind, used: mounted.has(name), sizeLimit, sourceVersion: kind === "downward-api" || kind === "projected" ? downwardVersion(volume, metadata) : "" });
   });
   return out;
 }

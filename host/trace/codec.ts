@@ -97,6 +97,12 @@ export function decodeNodeStats(value: unknown): NodeStats {
         memoryWorkingSetBytes: big(c.memoryWorkingSetBytes, `pods[${i}].containers[${j}].memoryWorkingSetBytes`),
       })),
     })),
+    // Traces written before volumes were measured have none.
+    volumes: (s.volumes === undefined ? [] : list(s.volumes, "stats.volumes")).map((v, i) => ({
+      podUid: String(v.podUid),
+      volume: String(v.volume),
+      usedBytes: big(v.usedBytes, `volumes[${i}].usedBytes`),
+    })),
   };
 }
 

@@ -64,6 +64,8 @@ function podMemoryLimitBytes(facts: PodFacts): number {
 }
 
 export class VolumeManager {
+  /** The emptyDirs with a sizeLimit that are set up, by pod uid then volume name: their directories. */
+  private limited = new Map<string, Map<string, string>>();
   /** Where a hostPath or claim volume is on the node, by pod uid then volume name. */
   private resolved = new Map<string, Map<string, { hostPath: string; readOnly: boolean }>>();
 
@@ -159,6 +161,11 @@ export class VolumeManager {
       fs.mkdirSync(dir, { recursive: true });
     }
     prepareVolumeRoot(dir, fsGroup, source.medium === "Memory");
+    if (source.sizeLimit !== undefined && source.sizeLimit !== null) {
+      let pod = this.limited.get(facts.uid);
+      if (!pod) this.limited.set(facts.uid, (pod = new Map()));
+      pod.set(name, dir);
+    }
     if (fsGroup !== undefined) applyFsGroup(dir, fsGroup, String(facts.spec?.securityContext?.fsGroupChangePolicy ?? "Always"));
   }
 
@@ -238,6 +245,7 @@ export class VolumeManager {
   /** Unmounts and removes every volume of pod `uid` (its containers have stopped). */
   tearDown(uid: string): void {
     this.resolved.delete(uid);
+    this.limited.delete(uid);
     const dir = this.volumesDir(uid);
     unmountAll(dir);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -269,6 +277,24 @@ export class VolumeManager {
     return cleaned;
   }
 
+  /**
+   * What each set-up emptyDir with a sizeLimit holds (upstream measures them for its local
+   * storage eviction): a tmpfs by its used blocks, a directory by its files' allocated blocks.
+   */
+  emptyDirUsage(): { podUid: string; volume: string; usedBytes: bigint }[] {
+    const out: { podUid: string; volume: string; usedBytes: bigint }[] = [];
+    for (const [podUid, volumes] of this.limited) {
+      for (const [volume, dir] of volumes) {
+        try {
+          out.push({ podUid, volume, usedBytes: BigInt(diskUsageBytes(dir)) });
+        } catch (error) {
+          this.options.log.log("warn", "Could not measure an emptyDir", { uid: podUid, volume, error: (error as Error).message });
+        }
+      }
+    }
+    return out;
+  }
+
   /** Mount points left under the pods directory (tests: nothing of a stopped pod stays mounted). */
   mountsLeft(uid?: string): string[] {
     return mountsUnder(uid ? pathUnder(this.options.podsDir, uid) : this.options.podsDir);
@@ -284,6 +310,30 @@ function prepareVolumeRoot(dir: string, fsGroup: number | undefined, tmpfs: bool
   const mode = (tmpfs ? 0o1777 : 0o777) | (fsGroup !== undefined ? 0o2000 : 0);
   if (fsGroup !== undefined) fs.chownSync(dir, -1, fsGroup);
   fs.chmodSync(dir, mode);
+}
+
+/** At most this many entries are counted when measuring a directory (a bound on one stats pass). */
+const MAX_USAGE_ENTRIES = 1_000_000;
+
+/** Bytes a volume holds: a mount's used blocks, else the allocated blocks of what is under it. */
+export function diskUsageBytes(dir: string): number {
+  if (mountsUnder(dir).includes(path.resolve(dir))) {
+    const st = fs.statfsSync(dir);
+    return (st.blocks - st.bfree) * st.bsize;
+  }
+  let bytes = 0;
+  let seen = 0;
+  const walk = (d: string): void => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      if (++seen > MAX_USAGE_ENTRIES) return;
+      const full = path.join(d, entry.name);
+      const st = fs.lstatSync(full);
+      bytes += st.blocks * 512;
+      if (entry.isDirectory()) walk(full);
+    }
+  };
+  walk(dir);
+  return bytes;
 }
 
 /** At most this many entries are walked to give a volume its fsGroup (a bound on one set-up). */

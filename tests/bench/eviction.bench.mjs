@@ -54,6 +54,7 @@ function stats(list, round) {
       const bytes = BigInt(((i * 7919 + round * 104729) % 200) * MI + 4096);
       return { uid: p.uid, memoryWorkingSetBytes: bytes, ephemeralStorageBytes: 0n, processCount: 1n, containers: [{ name: "app", memoryWorkingSetBytes: bytes }] };
     }),
+    volumes: [],
   };
 }
 

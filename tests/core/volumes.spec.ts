@@ -2,7 +2,7 @@
 // every volume is set up, FailedMount with upstream's back-off, a refresh every sync period and on
 // a new source version, tear-down once the pod has stopped, and volume names checked.
 import { Agent } from "../../assembly/core/agent";
-import { ActionTag, PodPhase, PodSpec, VolumeKind, VolumeSpec } from "../../assembly/core/model";
+import { ActionTag, NodeStats, PodPhase, PodSpec, SignalObservation, VolumeKind, VolumeSpec, VolumeUsage } from "../../assembly/core/model";
 import { VOLUME_REFRESH_PERIOD_MS } from "../../assembly/core/volume-manager";
 import { FakeNode, config, spec } from "./fake-node";
 
@@ -131,5 +131,36 @@ describe("volumes", () => {
     expect(rejections[0].message).toBe('Duplicate value: "vol-0"');
     expect(rejections[1].field).toBe("spec.volumes[0].name");
     expect(rejections[1].message.startsWith('Invalid value: "Bad_Name": a lowercase RFC 1123 label')).toBe(true);
+  });
+
+  it("an emptyDir holding more than its sizeLimit has its pod evicted at once, whatever the node's pressure", () => {
+    const node = new FakeNode(new Agent(config()));
+    const p = withVolumes("u1", [VolumeKind.EmptyDir, VolumeKind.EmptyDir]);
+    p.volumes[0].sizeLimit = "1Mi";
+    const q = withVolumes("u2", [VolumeKind.EmptyDir]);
+    q.volumes[0].sizeLimit = "1Mi";
+    node.agent.handlePods(node.nowMs, [p, q]);
+    node.runUntil(node.nowMs + 2_000);
+    const stats = new NodeStats();
+    stats.signals.push(new SignalObservation("memory.available", 3 * 1024 * 1024 * 1024, 4 * 1024 * 1024 * 1024));
+    stats.volumes.push(new VolumeUsage("u1", "vol-1", 50 * 1024 * 1024)); // no limit on this one
+    stats.volumes.push(new VolumeUsage("u2", "vol-0", 1024 * 1024)); // at the limit: not over it
+    node.agent.handleNodeStats(node.nowMs, stats);
+    node.runUntil(node.nowMs + 5_000);
+    expect(node.statuses.get("u1").phase).toBe(PodPhase.Running);
+    expect(node.statuses.get("u2").phase).toBe(PodPhase.Running);
+    const over = new NodeStats();
+    over.volumes.push(new VolumeUsage("u1", "vol-0", 1024 * 1024 + 1));
+    over.volumes.push(new VolumeUsage("u2", "vol-0", 2 * 1024 * 1024));
+    node.agent.handleNodeStats(node.nowMs, over);
+    node.runUntil(node.nowMs + 5_000);
+    // Both at once: a pod's own limit is not the node's pressure, one per interval does not apply.
+    for (let i = 0; i < 2; i++) {
+      const status = node.statuses.get(i == 0 ? "u1" : "u2");
+      expect(status.phase).toBe(PodPhase.Failed);
+      expect(status.reason).toBe("Evicted");
+      expect(status.message).toBe('Usage of EmptyDir volume "vol-0" exceeds the limit "1Mi". ');
+    }
+    expect(events(node, "Evicted").length).toBe(2);
   });
 });

@@ -173,6 +173,21 @@ if (skip) {
       assert.equal(await exec("waiter", "app", "cat", "/etc/later/greeting"), "hello");
     });
 
+    test("an emptyDir over its sizeLimit gets its pod evicted, as upstream's local storage eviction", async () => {
+      await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("filler", {
+        restartPolicy: "Never",
+        volumes: [{ name: "scratch", emptyDir: { sizeLimit: "1Mi" } }],
+        containers: [container("app", "head -c 3145728 /dev/zero > /scratch/blob; sleep 3600", { volumeMounts: [{ name: "scratch", mountPath: "/scratch" }] })],
+      })) });
+      const pod = await waitFor("filler evicted", async () => {
+        const p = await kubectlJson(["get", "pod", "filler"]);
+        return p.status?.phase === "Failed" ? p : false;
+      }, 120_000, 1000);
+      assert.equal(pod.status.reason, "Evicted");
+      assert.equal(pod.status.message, 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ');
+      await cluster.kubectl(["delete", "pod", "filler", "--grace-period=1"], { timeoutMs: 120_000 });
+    });
+
     test("the Node authorizer: the node reads its pods' secrets, never one of a pod elsewhere", async () => {
       await cluster.kubectl(["create", "secret", "generic", "elsewhere", "--from-literal=k=v"]);
       const node = new ApiClient(loadKubeconfig(cluster.kubeconfig));

@@ -57,7 +57,7 @@ const resources = (i) => ({
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
     { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }], initContainers: [{ ...containerSpec(3), restartPolicy: "Always" }, containerSpec(4)], activeDeadlineSeconds: 2n ** 40n, startTimeMs: 1796456026085n, volumes: [] },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined, volumes: [{ name: "kube-api-access-日本", kind: "projected", used: true, sourceVersion: "" }, { name: "d", kind: "persistent-volume-claim", used: false, sourceVersion: "v9" }] },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined, volumes: [{ name: "kube-api-access-日本", kind: "projected", used: true, sourceVersion: "", sizeLimit: "" }, { name: "d", kind: "empty-dir", used: false, sourceVersion: "v9", sizeLimit: "1Gi" }] },
     { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }], initContainers: [containerSpec(5)], activeDeadlineSeconds: -1n, startTimeMs: 2n ** 64n - 1n, volumes: [] },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
@@ -166,9 +166,10 @@ test("node-stats round-trips with signals, pods and their containers", () => {
       { uid: "u1", memoryWorkingSetBytes: 123_456_789n, ephemeralStorageBytes: 2n ** 40n, processCount: 7n, containers: [{ name: "a", memoryWorkingSetBytes: 1n }, { name: "", memoryWorkingSetBytes: -1n }] },
       { uid: "", memoryWorkingSetBytes: 0n, ephemeralStorageBytes: 0n, processCount: 0n, containers: [] },
     ],
+    volumes: [{ podUid: "u1", volume: "scratch ☃", usedBytes: 2n ** 62n }, { podUid: "", volume: "", usedBytes: -1n }],
   };
   assert.deepEqual(check.echoNodeStats(stats), stats);
-  assert.deepEqual(check.echoNodeStats({ signals: [], pods: [] }), { signals: [], pods: [] });
+  assert.deepEqual(check.echoNodeStats({ signals: [], pods: [], volumes: [] }), { signals: [], pods: [], volumes: [] });
 });
 
 test("option<u64> round-trips", () => {

@@ -513,3 +513,20 @@ test("fsGroup on an emptyDir: what is in it gets the group at set-up; OnRootMism
   assert.equal(fs.statSync(path.join(dir, "sub")).mode & 0o2070, 0o2070);
   volumes.tearDown("uid-1");
 });
+
+test("emptyDirs with a sizeLimit are measured for the core's local storage eviction; others are not", async () => {
+  const { podsDir, volumes } = manager();
+  const spec = { volumes: [{ name: "disk", emptyDir: { sizeLimit: "1Mi" } }, { name: "ram", emptyDir: { medium: "Memory", sizeLimit: "8Mi" } }, { name: "free", emptyDir: {} }] };
+  await volumes.setUp(facts(spec), ["disk", "ram", "free"]);
+  const base = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~empty-dir");
+  fs.mkdirSync(path.join(base, "disk", "deep"));
+  fs.writeFileSync(path.join(base, "disk", "deep", "blob"), Buffer.alloc(2 * 1024 * 1024, 1));
+  fs.writeFileSync(path.join(base, "ram", "blob"), Buffer.alloc(3 * 1024 * 1024, 1));
+  fs.writeFileSync(path.join(base, "free", "blob"), Buffer.alloc(1024 * 1024, 1));
+  const usage = Object.fromEntries(volumes.emptyDirUsage().map((u) => [`${u.podUid}/${u.volume}`, Number(u.usedBytes)]));
+  assert.deepEqual(Object.keys(usage).sort(), ["uid-1/disk", "uid-1/ram"]);
+  assert.ok(usage["uid-1/disk"] >= 2 * 1024 * 1024 && usage["uid-1/disk"] < 3 * 1024 * 1024, String(usage["uid-1/disk"]));
+  assert.ok(usage["uid-1/ram"] >= 3 * 1024 * 1024 && usage["uid-1/ram"] < 4 * 1024 * 1024, String(usage["uid-1/ram"]));
+  volumes.tearDown("uid-1");
+  assert.deepEqual(volumes.emptyDirUsage(), []);
+});

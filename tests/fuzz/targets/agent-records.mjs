@@ -51,6 +51,7 @@ const podSpec = fc.record({
     kind: fc.constantFrom("empty-dir", "host-path", "config-map", "secret", "downward-api", "projected", "persistent-volume-claim"),
     used: fc.boolean(),
     sourceVersion: fc.constantFrom("", "v1", "v2"),
+    sizeLimit: fc.constantFrom("", "1Mi", "0", "-1", "bogus", "9Ei"),
   }), { maxLength: 3 }),
 });
 const nsTime = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 62n }), fc.constantFrom(0n, -1n, 1764000000000000000n));
@@ -70,6 +71,7 @@ const outcome = fc.oneof(someString.map((val) => ({ tag: "ok", val })), arbOf(ac
 const stats = arbOf(record([
   ["signals", list(record([["signal", str], ["available", s64], ["capacity", s64]]))],
   ["pods", list(record([["uid", str], ["memoryWorkingSetBytes", s64], ["ephemeralStorageBytes", s64], ["processCount", s64], ["containers", list(record([["name", str], ["memoryWorkingSetBytes", s64]]))]]))],
+  ["volumes", list(record([["podUid", str], ["volume", str], ["usedBytes", s64]]))],
 ]));
 
 const step = fc.oneof(
