@@ -530,3 +530,36 @@ test("emptyDirs with a sizeLimit are measured for the core's local storage evict
   volumes.tearDown("uid-1");
   assert.deepEqual(volumes.emptyDirUsage(), []);
 });
+
+test("persistentVolumeClaim: a Bound claim's local or hostPath volume; unbound, missing or driver-backed ones say why", async () => {
+  const local = tempDir();
+  const objects = {
+    "/api/v1/namespaces/shop/persistentvolumeclaims/data": { spec: { volumeName: "pv-local" }, status: { phase: "Bound" } },
+    "/api/v1/namespaces/shop/persistentvolumeclaims/hp": { spec: { volumeName: "pv-host" }, status: { phase: "Bound" } },
+    "/api/v1/namespaces/shop/persistentvolumeclaims/waiting": { spec: {}, status: { phase: "Pending" } },
+    "/api/v1/namespaces/shop/persistentvolumeclaims/nfs": { spec: { volumeName: "pv-nfs" }, status: { phase: "Bound" } },
+    "/api/v1/persistentvolumes/pv-local": { spec: { local: { path: local }, accessModes: ["ReadWriteOnce"] } },
+    "/api/v1/persistentvolumes/pv-host": { spec: { hostPath: { path: path.join(local, "made"), type: "DirectoryOrCreate" }, accessModes: ["ReadOnlyMany"] } },
+    "/api/v1/persistentvolumes/pv-nfs": { spec: { nfs: { server: "nas", path: "/" } } },
+  };
+  const { ApiStatusError } = await import("../../dist/cluster/api-client.js");
+  const client = {
+    async request(_method, url) {
+      if (!objects[url]) throw new ApiStatusError(404, "NotFound", "not found");
+      return objects[url];
+    },
+  };
+  const { volumes } = manager({ client });
+  const spec = {
+    volumes: ["data", "hp", "waiting", "nfs", "gone"].map((claimName) => ({ name: claimName, persistentVolumeClaim: { claimName } })),
+    containers: [{ name: "app", volumeMounts: [{ name: "data", mountPath: "/data" }, { name: "hp", mountPath: "/hp" }] }],
+  };
+  await volumes.setUp(facts(spec), ["data", "hp"]);
+  assert.deepEqual(volumes.mountsFor(facts(spec), "app", []), [
+    { containerPath: "/data", hostPath: local, readonly: false, propagation: "private" },
+    { containerPath: "/hp", hostPath: path.join(local, "made"), readonly: true, propagation: "private" },
+  ]);
+  await assert.rejects(volumes.setUp(facts(spec), ["waiting"]), { message: 'MountVolume.SetUp failed for volume "waiting" : error processing PVC shop/waiting: PVC is not bound' });
+  await assert.rejects(volumes.setUp(facts(spec), ["nfs"]), /persistentvolume "pv-nfs" is neither local nor hostPath/);
+  await assert.rejects(volumes.setUp(facts(spec), ["gone"]), { message: 'MountVolume.SetUp failed for volume "gone" : persistentvolumeclaim "gone" not found' });
+});
