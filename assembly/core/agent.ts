@@ -135,8 +135,13 @@ export class Agent {
       const rec = unchecked(records[i]);
       if (rec.deadlineAtMs != 0 && rec.deadlineAtMs < deadline) deadline = rec.deadlineAtMs;
       if (rec.busyCount > 0 || rec.needsFreshView) continue;
+      // A due refresh waits for a pod's back-off like any other step (else the host would be
+      // called again at once, and again, until the back-off ends).
       const refreshAtMs = rec.volumes.refreshAtMs;
-      if (refreshAtMs != 0 && refreshAtMs < deadline && rec.state == WorkerState.SyncPod && !rec.terminal) deadline = refreshAtMs;
+      if (refreshAtMs != 0 && rec.state == WorkerState.SyncPod && !rec.terminal) {
+        const atMs = rec.retryAtMs > refreshAtMs ? rec.retryAtMs : refreshAtMs;
+        if (atMs < deadline) deadline = atMs;
+      }
       if (rec.retryAtMs != 0 && rec.retryAtMs < deadline) deadline = rec.retryAtMs;
       else if (rec.retryAtMs == 0 && rec.dirty && this.intake.seenRuntime) deadline = this.ctx.nowMs;
     }

@@ -33,6 +33,12 @@ export interface ReflectorOptions {
   onConnected?: (connected: boolean) => void;
   /** A list or watch failed (before the retry): what the apiserver or the connection said. */
   onError?: (error: Error) => void;
+  /**
+   * List by a watch that first sends the current objects (`sendInitialEvents`, the apiserver's
+   * streaming list, as client-go's WatchList does): one request instead of a list and a watch.
+   * An apiserver that refuses it is listed the old way from then on.
+   */
+  streamingList?: boolean;
   /** Overrides WATCH_IDLE_TIMEOUT_MS (tests). */
   watchIdleTimeoutMs?: number;
 }
@@ -45,6 +51,9 @@ export class Reflector {
   private delayMs = RECONNECT_INITIAL_MS;
   connected = false;
   listCount = 0;
+  /** Objects of a streaming list not yet complete (until its initial-events-end bookmark). */
+  private pending: Map<string, PodObject> | undefined;
+  private streamingRefused = false;
 
   constructor(private options: ReflectorOptions) {}
 
@@ -77,12 +86,22 @@ export class Reflector {
     let needList = true;
     while (!this.stopped) {
       try {
-        if (needList) {
-          await this.list();
-          needList = false;
-        }
+        const streaming = needList && this.options.streamingList === true && !this.streamingRefused;
+        if (needList && !streaming) await this.list();
+        needList = false;
         const started = Date.now();
-        await this.watch();
+        try {
+          await this.watch(streaming);
+        } catch (error) {
+          // An apiserver without streaming lists says so with a 4xx: list the old way.
+          if (streaming && error instanceof ApiStatusError && error.code >= 400 && error.code < 500 && error.code !== 410 && error.code !== 403) {
+            this.streamingRefused = true;
+            needList = true;
+            continue;
+          }
+          throw error;
+        }
+        if (streaming && this.pending) throw new ApiStatusError(0, "ConnectionFailed", `the streaming list of ${this.options.what} ended before its last object`);
         // A watch that lasted is healthy: the next trouble starts the back-off afresh.
         if (Date.now() - started > 10_000) this.delayMs = RECONNECT_INITIAL_MS;
         continue;
@@ -136,8 +155,10 @@ export class Reflector {
     this.deliver();
   }
 
-  private async watch(): Promise<void> {
-    const path = this.query(`watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`);
+  private async watch(streaming = false): Promise<void> {
+    const from = streaming ? "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=" : `resourceVersion=${encodeURIComponent(this.resourceVersion)}`;
+    if (streaming) this.pending = new Map();
+    const path = this.query(`watch=1&allowWatchBookmarks=true&${from}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`);
     let failure: Error | undefined;
     // This watch's own abort: the reflector stopping, or the connection found dead.
     const watchAbort = new AbortController();
@@ -181,12 +202,24 @@ export class Reflector {
     if (event.type === "ERROR") return new ApiStatusError(object.code ?? 500, object.reason ?? "Unknown", object.message ?? "watch error");
     const rv = object.metadata?.resourceVersion;
     if (typeof rv === "string" && rv) this.resourceVersion = rv;
-    if (event.type === "BOOKMARK") return undefined;
+    if (event.type === "BOOKMARK") {
+      // The end of a streaming list: what came so far is the whole set, as a list would be.
+      if (this.pending && object.metadata?.annotations?.["k8s.io/initial-events-end"] === "true") {
+        this.objects = this.pending;
+        this.pending = undefined;
+        this.listCount++;
+        this.delayMs = RECONNECT_INITIAL_MS;
+        this.setConnected(true);
+        this.deliver();
+      }
+      return undefined;
+    }
     const uid = object.metadata?.uid;
     if (typeof uid !== "string" || !uid) return undefined;
-    if (event.type === "DELETED") this.objects.delete(uid);
-    else this.objects.set(uid, object);
-    this.deliver();
+    const target = this.pending ?? this.objects;
+    if (event.type === "DELETED") target.delete(uid);
+    else target.set(uid, object);
+    if (!this.pending) this.deliver();
     return undefined;
   }
 }

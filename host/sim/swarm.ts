@@ -134,7 +134,28 @@ export function swarmDocument(seed: number): Doc {
     timeline: events,
   };
   addMemory(doc, seed, activeMs, names);
+  addVolumes(doc, seed);
   return doc;
+}
+
+/**
+ * Volumes for some seeds, from a stream of their own (earlier seeds' scenarios stay as they
+ * were otherwise): each pod mounts a scratch emptyDir and perhaps a downward API volume, and the
+ * host's set-up is slow and fails now and then.
+ */
+function addVolumes(doc: Doc, seed: number): void {
+  const rng = new Prng(seed, "swarm-volumes");
+  if (!rng.chance(0.4)) return;
+  doc.volumes = { latency: `${rng.int(1, 20)}ms-${rng.int(100, 3000)}ms`, failure: rng.pick([0, 0.1, 0.3]) };
+  const withInfo = rng.chance(0.5);
+  const dress = (entry: Doc) => {
+    const spec = (entry.manifest as Doc).spec as Doc;
+    spec.volumes = [{ name: "scratch", emptyDir: {} }, ...(withInfo ? [{ name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] } }] : [])];
+    const first = (spec.containers as Doc[])[0];
+    first.volumeMounts = [{ name: "scratch", mountPath: "/scratch" }, ...(withInfo ? [{ name: "info", mountPath: "/etc/info" }] : [])];
+  };
+  for (const entry of doc.pods as Doc[]) dress(entry);
+  for (const e of doc.timeline as Doc[]) for (const key of ["add", "update"]) if (e[key]) dress(e[key] as Doc);
 }
 
 /**

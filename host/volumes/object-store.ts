@@ -102,6 +102,7 @@ export class ObjectStore implements ObjectGetter {
       path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/${ref.resource}`,
       selector: `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}`,
       what: `${ref.resource} ${ref.namespace}/${ref.name}`,
+      streamingList: true,
       onObjects: () => {
         w.listed = true;
         w.lastError = undefined;

@@ -89,8 +89,12 @@ export class FakeNode {
     return s;
   }
 
+  /** Rounds run so far: a core that wants to be called again at once, over and over, shows here. */
+  steps: i32 = 0;
+
   /** One round: poll, carry out everything, report. Returns how many actions there were. */
   step(): i32 {
+    this.steps++;
     const actions = this.agent.pollActions(this.nowMs);
     const results: ActionResult[] = [];
     const probes: ProbeResult[] = [];

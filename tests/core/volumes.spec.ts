@@ -163,4 +163,22 @@ describe("volumes", () => {
     }
     expect(events(node, "Evicted").length).toBe(2);
   });
+
+  it("a refresh that falls due while the pod waits out a crash-loop back-off waits with it (no busy loop)", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.agent.handlePods(node.nowMs, [withVolumes("u1", [VolumeKind.Secret])]);
+    node.runUntil(node.nowMs + 2_000);
+    // Crash until the back-off (10 s doubling) is longer than the refresh period.
+    for (let i = 0; i < 5; i++) {
+      node.exit("app", 1);
+      node.runUntil(node.nowMs + 200_000);
+    }
+    const before = node.steps;
+    node.exit("app", 1);
+    node.runUntil(node.nowMs + 300_000);
+    // A few rounds per relist period at most; a core asking to be called at once would take
+    // one round per millisecond of the back-off.
+    expect(node.steps - before).toBeLessThan(5_000);
+    expect(node.agent.pollDeadline()).toBeGreaterThan(node.nowMs);
+  });
 });

@@ -287,7 +287,7 @@ export class RealControlPlane {
     const verbs = { get: "GET", list: "GET", watch: "GET", create: "POST", update: "PUT", patch: "PATCH", delete: "DELETE", deletecollection: "DELETE" };
     return fs.readFileSync(this.auditLog, "utf8").split("\n").filter(Boolean).map((line) => {
       const e = JSON.parse(line);
-      return { method: verbs[e.verb] ?? e.verb.toUpperCase(), path: e.requestURI, user: e.user?.username, code: e.responseStatus?.code };
+      return { method: verbs[e.verb] ?? e.verb.toUpperCase(), path: e.requestURI, user: e.user?.username, code: e.responseStatus?.code, stage: e.stage };
     });
   }
 

@@ -457,20 +457,23 @@ test("imagePullSecrets reach CRI PullImage: each credential in turn, a missing s
   assert.match(refused.outcome.val.message, /401 Unauthorized/);
 });
 
-test("the Watch strategy: one watch per object by metadata.name, shared by pods, closed with the last; an immutable object is not watched", async () => {
-  const lists = [];
-  let watches = 0;
+test("the Watch strategy: one streaming watch per object by metadata.name, shared by pods, closed with the last; an immutable object is not watched", async () => {
+  const opened = [];
+  let lists = 0;
   const objects = {
-    "/api/v1/namespaces/shop/configmaps": { metadata: { name: "settings", uid: "c1" }, data: { k: "v" } },
-    "/api/v1/namespaces/shop/secrets": { metadata: { name: "frozen", uid: "s1" }, immutable: true, data: { k: b64("v") } },
+    "/api/v1/namespaces/shop/configmaps": { metadata: { name: "settings", uid: "c1", resourceVersion: "5" }, data: { k: "v" } },
+    "/api/v1/namespaces/shop/secrets": { metadata: { name: "frozen", uid: "s1", resourceVersion: "6" }, immutable: true, data: { k: b64("v") } },
   };
   const client = {
-    async request(_method, url) {
-      lists.push(decodeURIComponent(url));
-      return { metadata: { resourceVersion: "1" }, items: [objects[url.split("?")[0]]] };
+    async request() {
+      lists++;
+      throw new Error("a streaming list needs no list request");
     },
-    watch(_url, _onEvent, signal) {
-      watches++;
+    watch(url, onEvent, signal) {
+      opened.push(decodeURIComponent(url));
+      // The apiserver's streaming list: the objects, then a bookmark marking their end.
+      onEvent({ type: "ADDED", object: objects[url.split("?")[0]] });
+      onEvent({ type: "BOOKMARK", object: { metadata: { resourceVersion: "7", annotations: { "k8s.io/initial-events-end": "true" } } } });
       return new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
     },
   };
@@ -481,7 +484,11 @@ test("the Watch strategy: one watch per object by metadata.name, shared by pods,
   store.register("pod-b", [cm]);
   assert.equal(store.watchCount, 2);
   assert.deepEqual((await store.get(cm)).data, { k: "v" });
-  assert.deepEqual(lists.sort(), ["/api/v1/namespaces/shop/configmaps?fieldSelector=metadata.name=settings", "/api/v1/namespaces/shop/secrets?fieldSelector=metadata.name=frozen"]);
+  assert.equal(lists, 0);
+  assert.deepEqual(opened.map((u) => u.split("&timeoutSeconds")[0]).sort(), [
+    "/api/v1/namespaces/shop/configmaps?fieldSelector=metadata.name=settings&watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=",
+    "/api/v1/namespaces/shop/secrets?fieldSelector=metadata.name=frozen&watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=",
+  ]);
   // An immutable secret: read once, then its watch is closed and the copy kept.
   assert.equal((await store.get(secret)).immutable, true);
   assert.equal(store.watchCount, 1);
@@ -490,9 +497,33 @@ test("the Watch strategy: one watch per object by metadata.name, shared by pods,
   assert.equal(store.watchCount, 1, "pod-b still uses the configMap");
   store.retain(new Set());
   assert.equal(store.watchCount, 0);
-  assert.equal(lists.length, 2, "one list per object, not one per pod");
+  assert.equal(opened.length, 2, "one watch per object, not one per pod");
   store.stop();
 });
+
+test("a streaming list the apiserver refuses falls back to a list and a watch", async () => {
+  const seen = [];
+  const client = {
+    async request(_method, url) {
+      seen.push(`list ${decodeURIComponent(url)}`);
+      return { metadata: { resourceVersion: "3" }, items: [{ metadata: { name: "settings", uid: "c1" }, data: { k: "v" } }] };
+    },
+    async watch(url, _onEvent, signal) {
+      seen.push(`watch ${decodeURIComponent(url).includes("sendInitialEvents") ? "streaming" : "from 3"}`);
+      const { ApiStatusError } = await import("../../dist/cluster/api-client.js");
+      if (url.includes("sendInitialEvents")) throw new ApiStatusError(422, "Invalid", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled");
+      return new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    },
+  };
+  const store = new ObjectStore({ client, log: quiet });
+  const cm = { resource: "configmaps", namespace: "shop", name: "settings" };
+  store.register("pod-a", [cm]);
+  assert.deepEqual((await store.get(cm)).data, { k: "v" });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(seen.map((l) => l.split("?")[0] === l ? l : l.replace(/\?.*/, "")), ["watch streaming", "list /api/v1/namespaces/shop/configmaps", "watch from 3"]);
+  store.stop();
+});
+
 
 test("fsGroup on an emptyDir: what is in it gets the group at set-up; OnRootMismatch skips a root already right", async () => {
   const { podsDir, volumes } = manager();
