@@ -75,15 +75,42 @@ function splitPairs(text: string, separator: string, into: Pair[]): string {
   return "";
 }
 
-/// strconv.ParseFloat of the text before `%`, as a fraction; NaN when it is not a number.
+/// strconv.ParseFloat of the text before `%`, as a fraction; NaN when Go's decimal grammar
+/// refuses it (`10..5`, `5-5`, `1.2.3`: a prefix that reads as a number is not enough).
 function parsePercentage(text: string): f64 {
   const number = text.substring(0, text.length - 1);
-  if (number.length == 0) return NaN;
-  for (let i = 0; i < number.length; i++) {
-    const c = number.charCodeAt(i);
-    if (!((c >= 48 && c <= 57) || c == 46 || c == 45 || c == 43 || c == 101 || c == 69)) return NaN;
+  const n = number.length;
+  let i = 0;
+  if (i < n && (number.charCodeAt(i) == 43 || number.charCodeAt(i) == 45)) i++;
+  let digits = 0;
+  while (i < n && isAsciiDigit(number.charCodeAt(i))) {
+    i++;
+    digits++;
   }
+  if (i < n && number.charCodeAt(i) == 46) {
+    i++;
+    while (i < n && isAsciiDigit(number.charCodeAt(i))) {
+      i++;
+      digits++;
+    }
+  }
+  if (digits == 0) return NaN;
+  if (i < n && (number.charCodeAt(i) == 101 || number.charCodeAt(i) == 69)) {
+    i++;
+    if (i < n && (number.charCodeAt(i) == 43 || number.charCodeAt(i) == 45)) i++;
+    let exponentDigits = 0;
+    while (i < n && isAsciiDigit(number.charCodeAt(i))) {
+      i++;
+      exponentDigits++;
+    }
+    if (exponentDigits == 0) return NaN;
+  }
+  if (i != n) return NaN;
   return parseFloat(number) / 100;
+}
+
+function isAsciiDigit(c: i32): bool {
+  return c >= 48 && c <= 57;
 }
 
 function bytesOf(milli: i64): i64 {
@@ -143,32 +170,54 @@ export function parseGoDurationMs(text: string, error: string[]): i64 {
     return -1;
   }
   if (text.substring(i) == "0") return 0;
-  let totalMs: f64 = 0;
+  // Exact nanoseconds, as Go keeps them; whole milliseconds rounded up at the end, so that a
+  // positive grace under 1 ms (`10ns`) stays positive and a soft threshold stays soft (and
+  // `elapsed >= grace` over whole milliseconds is what Go's comparison in nanoseconds says).
+  let totalNs: i64 = 0;
   while (i < n) {
     const start = i;
-    while (i < n && ((text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) || text.charCodeAt(i) == 46)) i++;
-    if (i == start) {
+    while (i < n && isAsciiDigit(text.charCodeAt(i))) i++;
+    const whole = text.substring(start, i);
+    let fraction = "";
+    if (i < n && text.charCodeAt(i) == 46) {
+      i++;
+      const fractionStart = i;
+      while (i < n && isAsciiDigit(text.charCodeAt(i))) i++;
+      fraction = text.substring(fractionStart, i);
+    }
+    if (whole.length == 0 && fraction.length == 0) {
       error.push('time: invalid duration "' + text + '"');
       return -1;
     }
-    const number = parseFloat(text.substring(start, i));
     const unitStart = i;
-    while (i < n && !((text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) || text.charCodeAt(i) == 46)) i++;
+    while (i < n && !(isAsciiDigit(text.charCodeAt(i)) || text.charCodeAt(i) == 46)) i++;
     const unit = text.substring(unitStart, i);
-    let scaleMs: f64 = 0;
-    if (unit == "ns") scaleMs = 1e-6;
-    else if (unit == "us" || unit == "µs" || unit == "μs") scaleMs = 1e-3;
-    else if (unit == "ms") scaleMs = 1;
-    else if (unit == "s") scaleMs = 1000;
-    else if (unit == "m") scaleMs = 60000;
-    else if (unit == "h") scaleMs = 3600000;
+    let unitNs: i64 = 0;
+    if (unit == "ns") unitNs = 1;
+    else if (unit == "us" || unit == "µs" || unit == "μs") unitNs = 1_000;
+    else if (unit == "ms") unitNs = 1_000_000;
+    else if (unit == "s") unitNs = 1_000_000_000;
+    else if (unit == "m") unitNs = 60_000_000_000;
+    else if (unit == "h") unitNs = 3_600_000_000_000;
     else {
       error.push(unit.length == 0 ? 'time: missing unit in duration "' + text + '"' : 'time: unknown unit "' + unit + '" in duration "' + text + '"');
       return -1;
     }
-    totalMs += number * scaleMs;
+    // Go refuses a duration past 2^63 ns (about 292 years).
+    const wholeValue = whole.length == 0 ? 0 : I64.parseInt(whole);
+    if (whole.length > 18 || wholeValue > i64.MAX_VALUE / unitNs) {
+      error.push('time: invalid duration "' + text + '"');
+      return -1;
+    }
+    totalNs += wholeValue * unitNs;
+    if (fraction.length > 0) {
+      let scale: f64 = 1;
+      for (let k = 0; k < fraction.length && k < 18; k++) scale *= 10;
+      const digits = fraction.length > 18 ? fraction.substring(0, 18) : fraction;
+      totalNs += <i64>(<f64>I64.parseInt(digits) * (<f64>unitNs / scale));
+    }
   }
-  const ms = <i64>Math.floor(totalMs);
+  const ms = totalNs / 1_000_000 + (totalNs % 1_000_000 > 0 ? 1 : 0);
   return negative ? -ms : ms;
 }
 

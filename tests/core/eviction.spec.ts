@@ -51,6 +51,14 @@ describe("eviction thresholds (ParseThresholdConfig)", () => {
     expect(errorOf("nodefs.available<110%")).toBe("eviction percentage threshold nodefs.available must be <= 100%: 110%");
     expect(errorOf("nodefs.available<-5%")).toBe("eviction percentage threshold nodefs.available must be >= 0%: -5%");
     expect(errorOf("nodefs.available<ten%")).toBe('strconv.ParseFloat: parsing "ten": invalid syntax');
+    // A prefix that reads as a number is not a number, as Go's ParseFloat says.
+    expect(errorOf("memory.available<10..5%")).toBe('strconv.ParseFloat: parsing "10..5": invalid syntax');
+    expect(errorOf("memory.available<5-5%")).toBe('strconv.ParseFloat: parsing "5-5": invalid syntax');
+    expect(errorOf("memory.available<1.2.3%")).toBe('strconv.ParseFloat: parsing "1.2.3": invalid syntax');
+    expect(errorOf("memory.available<1e%")).toBe('strconv.ParseFloat: parsing "1e": invalid syntax');
+    expect(errorOf("memory.available<.%")).toBe('strconv.ParseFloat: parsing ".": invalid syntax');
+    expect(errorOf("memory.available<2.5e1%")).toBe("");
+    expect(errorOf("memory.available<.5%")).toBe("");
     expect(errorOf("memory.available<lots")).toBe("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     expect(errorOf("", "memory.available<300Mi")).toBe("grace period must be specified for the soft eviction threshold memory.available");
     expect(errorOf("", "memory.available<300Mi", "memory.available=-1m")).toBe("invalid eviction grace period specified: -1m, must be a positive value");
@@ -59,10 +67,23 @@ describe("eviction thresholds (ParseThresholdConfig)", () => {
     expect(errorOf("", "", "", "nodefs.available=-1Gi")).toBe("negative eviction minimum reclaim specified for nodefs.available");
   });
 
+  it("a soft threshold with a grace under a millisecond stays soft (upstream compares nanoseconds)", () => {
+    const c = parseThresholdConfig("", "memory.available<300Mi", "memory.available=10ns", "");
+    expect(c.error).toBe("");
+    expect(c.thresholds[0].isHard).toBe(false);
+    expect(c.thresholds[0].gracePeriodMs).toBe(1);
+    // A grace of 0 is a hard threshold, upstream's isHardEvictionThreshold.
+    expect(parseThresholdConfig("", "memory.available<300Mi", "memory.available=0s", "").thresholds[0].isHard).toBe(true);
+  });
+
   it("reads Go durations", () => {
     const errors: string[] = [];
     expect(parseGoDurationMs("1h30m", errors)).toBe(5_400_000);
     expect(parseGoDurationMs("1.5s", errors)).toBe(1500);
+    expect(parseGoDurationMs("1.1s", errors)).toBe(1100);
+    expect(parseGoDurationMs("1.0000001s", errors)).toBe(1001);
+    expect(parseGoDurationMs("10ns", errors)).toBe(1);
+    expect(parseGoDurationMs("2m0.5ms", errors)).toBe(120_001);
     expect(parseGoDurationMs("0", errors)).toBe(0);
     expect(errors.length).toBe(0);
     parseGoDurationMs("10", errors);
