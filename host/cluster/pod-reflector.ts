@@ -134,6 +134,8 @@ export class Reflector {
   }
 
   private async list(): Promise<void> {
+    // A streaming list cut short (or refused) leaves nothing half-made behind a real list.
+    this.pending = undefined;
     const list = await this.options.client.request("GET", this.query(""));
     // A list that is not a PodList (an answer cut short, a proxy's page) tells nothing: it must
     // not read as "no pods". It fails like a broken connection, and the last pods stay.

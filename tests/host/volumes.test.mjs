@@ -512,6 +512,8 @@ test("a streaming list the apiserver refuses falls back to a list and a watch", 
       seen.push(`watch ${decodeURIComponent(url).includes("sendInitialEvents") ? "streaming" : "from 3"}`);
       const { ApiStatusError } = await import("../../dist/cluster/api-client.js");
       if (url.includes("sendInitialEvents")) throw new ApiStatusError(422, "Invalid", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled");
+      // An update on the plain watch after the fallback list must reach the store.
+      setImmediate(() => _onEvent({ type: "MODIFIED", object: { metadata: { name: "settings", uid: "c1", resourceVersion: "4" }, data: { k: "v2" } } }));
       return new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
     },
   };
@@ -521,6 +523,8 @@ test("a streaming list the apiserver refuses falls back to a list and a watch", 
   assert.deepEqual((await store.get(cm)).data, { k: "v" });
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(seen.map((l) => l.split("?")[0] === l ? l : l.replace(/\?.*/, "")), ["watch streaming", "list /api/v1/namespaces/shop/configmaps", "watch from 3"]);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual((await store.get(cm)).data, { k: "v2" });
   store.stop();
 });
 
