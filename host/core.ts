@@ -50,7 +50,7 @@ export interface NodeSettings {
 }
 
 /** The kubelet's defaults on Linux (pkg/kubelet/apis/config/v1beta1/defaults_linux.go). */
-export const DEFAULT_EVICTION_HARD = "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%";
+export const DEFAULT_EVICTION_HARD = "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%";
 
 /** The eviction flags were refused by the core (upstream's words in `message`). */
 export class NodeConfigError extends Error {

@@ -7,12 +7,12 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { AgentLoop } from "./agent-loop.js";
 import { ApiClient } from "./cluster/api-client.js";
-import { CHANGE_DETECTION_STRATEGIES, ObjectStore, type ChangeDetectionStrategy } from "./volumes/object-store.js";
+import { ObjectStore, type ChangeDetectionStrategy } from "./volumes/object-store.js";
 import { TokenManager } from "./volumes/token-manager.js";
 import { VolumeManager } from "./volumes/volume-manager.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
 import { loadKubeconfig } from "./cluster/kubeconfig.js";
-import { DEFAULT_CORE_CONFIG, DEFAULT_EVICTION_HARD, DEFAULT_MAX_PODS, type CoreConfig } from "./core.js";
+import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
 import { CgroupManager } from "./node/cgroup-manager.js";
 import { nodeSettings } from "./node/eviction-flags.js";
 import { primaryIpv4, readMachineInfo } from "./node/machine.js";
@@ -35,6 +35,7 @@ import { DEFAULT_MAX_TRACE_BYTES, FileTraceSink } from "./trace/file-sink.js";
 import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
 import { readResolvConf, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 import { checkAllowedUnsafeSysctls } from "./pod-runtime/ports-and-sysctls.js";
+import { msOf, parseQuantityBytes, resolveConfig, thresholdText } from "./config/kubelet-config.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
 const SOURCES_READY_TIMEOUT_MS = 30_000;
@@ -44,7 +45,9 @@ const USAGE = `Usage:
   nanolet pods [flags]     list the pods of a running (or the last) agent
   nanolet sim [flags]      run the core on a simulated node (see nanolet sim --help)
 
-Flags of run:
+Flags of run (a flag given wins over the same setting in --config):
+  --config FILE                      a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; its
+                                     fields default as the kubelet's do (see README: Configuration)
   --pod-manifest-path DIR            static pod manifests (default /etc/kubernetes/manifests)
   --container-runtime-endpoint URL   CRI socket (default unix:///run/containerd/containerd.sock)
   --hostname-override NAME           node name (default: the host name)
@@ -57,7 +60,8 @@ Flags of run:
   --node-ip IP                       the node's InternalIP (default: the first IPv4 address)
   --eviction-hard LIST               hard eviction thresholds (default
                                      memory.available<100Mi,nodefs.available<10%,
-                                     nodefs.inodesFree<5%,imagefs.available<15%)
+                                     nodefs.inodesFree<5%,imagefs.available<15%,
+                                     imagefs.inodesFree<5%)
   --eviction-soft LIST               soft thresholds, each with a grace period (default none)
   --eviction-soft-grace-period LIST  e.g. memory.available=1m30s
   --eviction-minimum-reclaim LIST    e.g. memory.available=0Mi,nodefs.available=500Mi
@@ -108,16 +112,6 @@ Flags of pods:
   -o json                            print JSON instead of a table
 `;
 
-/** A size as the kubelet's flags take it: bytes, or with a binary (Ki, Mi, Gi) or decimal (K, M, G) suffix. */
-export function parseByteSize(text: string, flag: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi|K|M|G)?$/.exec(text.trim());
-  if (!m) throw new Error(`${flag}: invalid size "${text}" (use e.g. 10Mi)`);
-  const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, K: 1e3, M: 1e6, G: 1e9 }[m[2] as string] ?? 1;
-  const bytes = Number(m[1]) * unit;
-  if (!(bytes > 0) || !Number.isSafeInteger(bytes)) throw new Error(`${flag}: must be greater than zero`);
-  return bytes;
-}
-
 export function parseDurationMs(text: string, flag: string): number {
   const m = /^(\d+)(ms|s|m)$/.exec(text.trim());
   if (!m) throw new Error(`${flag}: invalid duration "${text}" (use e.g. 500ms, 1s, 2m)`);
@@ -144,86 +138,85 @@ async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      "pod-manifest-path": { type: "string", default: "/etc/kubernetes/manifests" },
-      "container-runtime-endpoint": { type: "string", default: "unix:///run/containerd/containerd.sock" },
+      config: { type: "string" },
+      "pod-manifest-path": { type: "string" },
+      "container-runtime-endpoint": { type: "string" },
       "hostname-override": { type: "string" },
       "root-dir": { type: "string", default: "/var/lib/nanolet" },
-      "pod-logs-dir": { type: "string", default: "/var/log/pods" },
+      "pod-logs-dir": { type: "string" },
       "relist-period": { type: "string", default: "1s" },
       v: { type: "string", default: "info" },
       record: { type: "string" },
       kubeconfig: { type: "string" },
       "node-ip": { type: "string" },
-      "eviction-hard": { type: "string", default: DEFAULT_EVICTION_HARD },
-      "eviction-soft": { type: "string", default: "" },
-      "eviction-soft-grace-period": { type: "string", default: "" },
-      "eviction-minimum-reclaim": { type: "string", default: "" },
-      "eviction-pressure-transition-period": { type: "string", default: "5m" },
-      "eviction-max-pod-grace-period": { type: "string", default: "0" },
+      "eviction-hard": { type: "string" },
+      "eviction-soft": { type: "string" },
+      "eviction-soft-grace-period": { type: "string" },
+      "eviction-minimum-reclaim": { type: "string" },
+      "eviction-pressure-transition-period": { type: "string" },
+      "eviction-max-pod-grace-period": { type: "string" },
       "eviction-monitoring-interval": { type: "string", default: "10s" },
       "imagefs-path": { type: "string", default: "/var/lib/containerd" },
       "cgroup-root": { type: "string", default: "/sys/fs/cgroup" },
-      "max-pods": { type: "string", default: String(DEFAULT_MAX_PODS) },
-      port: { type: "string", default: "10250" },
-      address: { type: "string", default: "0.0.0.0" },
+      "max-pods": { type: "string" },
+      port: { type: "string" },
+      address: { type: "string" },
       "tls-cert-file": { type: "string" },
       "tls-private-key-file": { type: "string" },
       "cert-dir": { type: "string" },
       "client-ca-file": { type: "string" },
-      "config-map-and-secret-change-detection-strategy": { type: "string", default: "Watch" },
-      "authentication-token-webhook": { type: "boolean", default: false },
-      "anonymous-auth": { type: "boolean", default: false },
+      "config-map-and-secret-change-detection-strategy": { type: "string" },
+      "authentication-token-webhook": { type: "boolean" },
+      "anonymous-auth": { type: "boolean" },
       "authorization-mode": { type: "string" },
-      "healthz-port": { type: "string", default: "10248" },
-      "healthz-bind-address": { type: "string", default: "127.0.0.1" },
-      "read-only-port": { type: "string", default: "0" },
-      "container-log-max-size": { type: "string", default: "10Mi" },
-      "container-log-max-files": { type: "string", default: "5" },
-      "container-log-monitor-interval": { type: "string", default: "10s" },
-      "cluster-dns": { type: "string", default: "" },
-      "cluster-domain": { type: "string", default: "" },
-      "resolv-conf": { type: "string", default: "/etc/resolv.conf" },
-      "allowed-unsafe-sysctls": { type: "string", default: "" },
+      "healthz-port": { type: "string" },
+      "healthz-bind-address": { type: "string" },
+      "read-only-port": { type: "string" },
+      "container-log-max-size": { type: "string" },
+      "container-log-max-files": { type: "string" },
+      "container-log-monitor-interval": { type: "string" },
+      "cluster-dns": { type: "string" },
+      "cluster-domain": { type: "string" },
+      "resolv-conf": { type: "string" },
+      "allowed-unsafe-sysctls": { type: "string" },
     },
     strict: true,
   });
   const level = values.v as Level;
   if (!["debug", "info", "warn", "error"].includes(level)) throw new Error(`--v: unknown level "${values.v}"`);
   const log = new StreamLogger(process.stderr, level);
+  // Upstream's defaults, then --config, then the flags given: what the agent runs with and /configz shows.
+  const { config, warnings } = resolveConfig({ file: values.config, flags: values, hasKubeconfig: values.kubeconfig !== undefined });
+  for (const warning of warnings) log.log("warn", "Configuration file: " + warning, { file: values.config });
   const nodeName = values["hostname-override"] ?? defaultNodeName();
-  const maxPods = Number(values["max-pods"]);
-  if (!/^\d+$/.test(values["max-pods"]!) || maxPods > 0xffffffff) throw new Error(`--max-pods: expected a whole number of pods, got "${values["max-pods"]}"`);
+  const maxPods: number = config.maxPods;
   const rootDir = path.resolve(values["root-dir"]!);
-  const portOf = (flag: "port" | "healthz-port" | "read-only-port") => {
-    const text = values[flag]!;
-    const n = Number(text);
-    if (!/^\d+$/.test(text) || n > 65535) throw new Error(`--${flag}: expected a port number 0-65535, got "${text}"`);
-    return n;
-  };
-  const apiPort = portOf("port");
-  const healthzPort = portOf("healthz-port");
-  const readOnlyPort = portOf("read-only-port");
-  const authorizationMode = values["authorization-mode"] ?? (values.kubeconfig !== undefined ? "Webhook" : "AlwaysAllow");
-  if (authorizationMode !== "Webhook" && authorizationMode !== "AlwaysAllow") throw new Error(`--authorization-mode: "${authorizationMode}" is not Webhook or AlwaysAllow`);
-  if ((authorizationMode === "Webhook" || values["authentication-token-webhook"]) && values.kubeconfig === undefined) {
-    throw new Error("--authorization-mode=Webhook and --authentication-token-webhook ask the apiserver: they need --kubeconfig");
+  // Port 0 (a flag) turns the kubelet API off, as enableServer: false does.
+  const apiPort: number = config.enableServer ? config.port : 0;
+  const healthzPort: number = config.healthzPort;
+  const readOnlyPort: number = config.readOnlyPort;
+  const authorizationMode = config.authorization.mode as "Webhook" | "AlwaysAllow";
+  const tokenWebhook: boolean = config.authentication.webhook.enabled;
+  if ((authorizationMode === "Webhook" || tokenWebhook) && values.kubeconfig === undefined) {
+    throw new Error("authorization mode Webhook and token webhook authentication ask the apiserver: they need --kubeconfig (set authorization.mode: AlwaysAllow and authentication.webhook.enabled: false to run without one)");
   }
-  const manifestDir = path.resolve(values["pod-manifest-path"]!);
+  const podLogsDir: string = config.podLogsDir;
+  const manifestDir = path.resolve(config.staticPodPath);
   fs.mkdirSync(rootDir, { recursive: true });
-  fs.mkdirSync(values["pod-logs-dir"]!, { recursive: true });
+  fs.mkdirSync(podLogsDir, { recursive: true });
 
   const metrics = new KubeletMetrics();
   const runtime = new GrpcRuntime({
-    endpoint: values["container-runtime-endpoint"]!,
+    endpoint: config.containerRuntimeEndpoint,
     onCall: (method, durationMs, failed) => metrics.runtimeCall(method, durationMs, failed),
     onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
-    onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: values["container-runtime-endpoint"], unreachableForMs: downForMs }),
+    onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: config.containerRuntimeEndpoint, unreachableForMs: downForMs }),
   });
   try {
     const v = await runtime.version();
     log.log("info", "Connected to container runtime", { runtime: v.runtimeName, version: v.runtimeVersion, api: v.runtimeApiVersion });
   } catch (error) {
-    log.log("error", "Container runtime not reachable; will keep trying", { endpoint: values["container-runtime-endpoint"], error: (error as Error).message });
+    log.log("error", "Container runtime not reachable; will keep trying", { endpoint: config.containerRuntimeEndpoint, error: (error as Error).message });
   }
 
   const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
@@ -244,41 +237,35 @@ async function run(argv: string[]): Promise<number> {
     log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
   }
   const machine = readMachineInfo(rootDir);
-  const maxPodGrace = Number(values["eviction-max-pod-grace-period"]);
-  if (!Number.isInteger(maxPodGrace)) throw new Error(`--eviction-max-pod-grace-period: expected whole seconds, got "${values["eviction-max-pod-grace-period"]}"`);
   const evictionIntervalMs = parseDurationMs(values["eviction-monitoring-interval"]!, "--eviction-monitoring-interval");
   const node = nodeSettings(machine, {
-    evictionHard: values["eviction-hard"]!,
-    evictionSoft: values["eviction-soft"]!,
-    evictionSoftGracePeriod: values["eviction-soft-grace-period"]!,
-    evictionMinimumReclaim: values["eviction-minimum-reclaim"]!,
-    evictionPressureTransitionPeriodMs: parseDurationMs(values["eviction-pressure-transition-period"]!, "--eviction-pressure-transition-period"),
-    evictionMaxPodGracePeriodSeconds: maxPodGrace,
+    evictionHard: thresholdText(config.evictionHard, "<"),
+    evictionSoft: thresholdText(config.evictionSoft, "<"),
+    evictionSoftGracePeriod: thresholdText(config.evictionSoftGracePeriod, "="),
+    evictionMinimumReclaim: thresholdText(config.evictionMinimumReclaim, "="),
+    evictionPressureTransitionPeriodMs: msOf(config.evictionPressureTransitionPeriod),
+    evictionMaxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
     evictionIntervalMs,
   });
   const cgroupRoot = path.resolve(values["cgroup-root"]!);
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
-  const listFlag = (text: string) => text.split(",").map((v) => v.trim()).filter((v) => v !== "");
-  const clusterDns = listFlag(values["cluster-dns"]!);
-  for (const ip of clusterDns) if (net.isIP(ip) === 0) throw new Error(`--cluster-dns: "${ip}" is not an IP address`);
-  const allowedUnsafeSysctls = listFlag(values["allowed-unsafe-sysctls"]!);
+  const clusterDns: string[] = config.clusterDNS;
+  for (const ip of clusterDns) if (net.isIP(ip) === 0) throw new Error(`invalid configuration: clusterDNS (--cluster-dns): "${ip}" is not an IP address`);
+  const allowedUnsafeSysctls: string[] = config.allowedUnsafeSysctls;
   checkAllowedUnsafeSysctls(allowedUnsafeSysctls);
-  const resolvConfFile = values["resolv-conf"]!;
+  const resolvConfFile: string = config.resolvConf;
   const resolvConf = readResolvConf(resolvConfFile);
   if (resolvConf === undefined) log.log("warn", "Could not read --resolv-conf; Default pods get no host DNS settings", { file: resolvConfFile });
   const nodeIp = values["node-ip"] ?? primaryIpv4();
   const podRuntime: PodRuntimeSettings = {
-    dns: { clusterDns, clusterDomain: values["cluster-domain"]!, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
+    dns: { clusterDns, clusterDomain: config.clusterDomain, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
     seccompRoot: path.join(rootDir, "seccomp"),
     nodeHostsFile: "/etc/hosts",
   };
   const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
   const client = access ? new ApiClient(access) : undefined;
-  const strategy = values["config-map-and-secret-change-detection-strategy"]! as ChangeDetectionStrategy;
-  if (!CHANGE_DETECTION_STRATEGIES.includes(strategy)) {
-    throw new Error(`--config-map-and-secret-change-detection-strategy: "${strategy}" is not one of ${CHANGE_DETECTION_STRATEGIES.join(", ")}`);
-  }
+  const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
   const objects = client ? new ObjectStore({ client, log, strategy }) : undefined;
   const tokens = client ? new TokenManager(client) : undefined;
   const podsDir = path.join(rootDir, "pods");
@@ -297,8 +284,8 @@ async function run(argv: string[]): Promise<number> {
     runtime,
     log,
     podTable,
-    podLogsDir: values["pod-logs-dir"]!,
-    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
+    podLogsDir,
+    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
     cgroupRoot,
     cgroups: new CgroupManager(cgroupRoot),
     stats: new StatsCollector({
@@ -327,36 +314,39 @@ async function run(argv: string[]): Promise<number> {
       evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
       maxPods,
       kubeletPort: apiPort,
+      nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
+      nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),
+      leaseDurationSeconds: config.nodeLeaseDurationSeconds,
     });
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
   const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now());
   const api = await startKubeletApi({
-    runtime, log, podTable, podLogsDir: values["pod-logs-dir"]!, nodeName, client, syncLoopProblem,
-    port: apiPort, address: values.address!, readOnlyPort,
-    tlsCertFile: values["tls-cert-file"], tlsKeyFile: values["tls-private-key-file"],
+    runtime, log, podTable, podLogsDir, nodeName, client, syncLoopProblem,
+    port: apiPort, address: config.address, readOnlyPort,
+    tlsCertFile: config.tlsCertFile, tlsKeyFile: config.tlsPrivateKeyFile,
     certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),
-    clientCaFile: values["client-ca-file"], tokenWebhook: values["authentication-token-webhook"]!,
-    anonymous: values["anonymous-auth"]!, authorizationMode, nodeIp: values["node-ip"],
-    configz: () => ({ ...values }),
+    clientCaFile: config.authentication.x509?.clientCAFile, tokenWebhook,
+    anonymous: config.authentication.anonymous.enabled, authorizationMode, nodeIp: values["node-ip"],
+    configz: () => config,
     extraHandlers: statsHandlers({
       metrics,
       snapshot: () => loop.snapshot,
       summary: new SummaryProvider({
-        cgroupRoot, nodeName, podLogsDir: values["pod-logs-dir"]!, nodefsPath: rootDir,
+        cgroupRoot, nodeName, podLogsDir, nodefsPath: rootDir,
         imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
       }),
     }),
   });
   const logManager = new ContainerLogManager({
-    runtime, podLogsDir: values["pod-logs-dir"]!, log, snapshot: () => loop.snapshot,
-    maxSizeBytes: parseByteSize(values["container-log-max-size"]!, "--container-log-max-size"),
-    maxFiles: Number(values["container-log-max-files"]),
-    periodMs: parseDurationMs(values["container-log-monitor-interval"]!, "--container-log-monitor-interval"),
+    runtime, podLogsDir, log, snapshot: () => loop.snapshot,
+    maxSizeBytes: parseQuantityBytes(config.containerLogMaxSize)!,
+    maxFiles: config.containerLogMaxFiles,
+    periodMs: msOf(config.containerLogMonitorInterval),
   });
   logManager.start();
-  const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, values["healthz-bind-address"]!, syncLoopProblem) : undefined;
+  const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, config.healthzBindAddress, syncLoopProblem) : undefined;
   const source = new StaticPodSource(
     manifestDir,
     nodeName,

@@ -47,6 +47,11 @@ export interface ClusterAgentOptions {
   maxPods?: number;
   /** `--port`: the kubelet API the Node advertises (10250). */
   kubeletPort?: number;
+  /** nodeStatusUpdateFrequency / nodeStatusReportFrequency (defaults 10 s / 5 min). */
+  nodeStatusUpdateMs?: number;
+  nodeStatusReportMs?: number;
+  /** nodeLeaseDurationSeconds (default 40). */
+  leaseDurationSeconds?: number;
 }
 
 export class ClusterAgent {
@@ -109,8 +114,10 @@ export class ClusterAgent {
       machine: () => this.machine,
       health: () => this.health(),
       onEvent: (type, reason, message) => this.events.recordNode(type, reason, message),
+      updateMs: options.nodeStatusUpdateMs,
+      reportMs: options.nodeStatusReportMs,
     });
-    this.lease = new NodeLease({ client, log, nodeName, nodeUid: () => this.node.nodeUid });
+    this.lease = new NodeLease({ client, log, nodeName, nodeUid: () => this.node.nodeUid, durationSeconds: options.leaseDurationSeconds });
     this.mirrors = new MirrorPods(client, nodeName, log, () => this.node.nodeUid);
   }
 

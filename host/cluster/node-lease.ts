@@ -26,6 +26,8 @@ export interface NodeLeaseOptions {
   /** The Node's uid, for the lease's owner reference (undefined until registered). */
   nodeUid: () => string | undefined;
   nowMs?: () => number;
+  /** nodeLeaseDurationSeconds (default 40); the lease is renewed every quarter of it, as upstream does. */
+  durationSeconds?: number;
 }
 
 export class NodeLease {
@@ -37,6 +39,10 @@ export class NodeLease {
 
   constructor(private options: NodeLeaseOptions) {}
 
+  private get renewMs(): number {
+    return this.options.durationSeconds === undefined ? LEASE_RENEW_MS : this.options.durationSeconds * 250;
+  }
+
   private get path(): string {
     return `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/${encodeURIComponent(this.options.nodeName)}`;
   }
@@ -44,7 +50,7 @@ export class NodeLease {
   start(): void {
     const loop = () => {
       void this.renewWithRetries();
-      if (!this.stopped) this.timer = setTimeout(loop, LEASE_RENEW_MS * (1 + LEASE_RENEW_JITTER * Math.random()));
+      if (!this.stopped) this.timer = setTimeout(loop, this.renewMs * (1 + LEASE_RENEW_JITTER * Math.random()));
     };
     loop();
   }
@@ -79,7 +85,7 @@ export class NodeLease {
   }
 
   private spec(): Record<string, unknown> {
-    return { holderIdentity: this.options.nodeName, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime((this.options.nowMs ?? Date.now)()) };
+    return { holderIdentity: this.options.nodeName, leaseDurationSeconds: this.options.durationSeconds ?? LEASE_DURATION_SECONDS, renewTime: microTime((this.options.nowMs ?? Date.now)()) };
   }
 
   private ownerReferences(): Record<string, unknown>[] | undefined {

@@ -16,6 +16,10 @@ export interface NodeReporterOptions {
   machine: () => MachineInfo;
   health: () => Promise<NodeHealth>;
   nowMs?: () => number;
+  /** How often the status is computed (nodeStatusUpdateFrequency, default 10 s). */
+  updateMs?: number;
+  /** How often an unchanged status is still reported (nodeStatusReportFrequency, default 5 min). */
+  reportMs?: number;
   /** Node events: Starting, NodeReady / NodeNotReady when Ready changes. */
   onEvent?: (type: "Normal" | "Warning", reason: string, message: string) => void;
 }
@@ -51,9 +55,9 @@ export class NodeReporter {
     return (this.options.nowMs ?? Date.now)();
   }
 
-  /** Starts the 10 s loop; resolves after the first attempt to register and report. */
+  /** Starts the update loop (10 s by default); resolves after the first attempt to register and report. */
   start(): Promise<void> {
-    this.timer = setInterval(() => void this.tick(), NODE_STATUS_UPDATE_MS);
+    this.timer = setInterval(() => void this.tick(), this.options.updateMs ?? NODE_STATUS_UPDATE_MS);
     return this.tick();
   }
 
@@ -71,7 +75,7 @@ export class NodeReporter {
       const status = nodeStatus(this.options.nodeName, this.options.machine(), await this.options.health(), nowMs);
       if (!this.registered) await this.register(status, nowMs);
       const key = JSON.stringify(status);
-      if (key === this.lastSent && nowMs - this.lastReportMs < NODE_STATUS_REPORT_MS) return;
+      if (key === this.lastSent && nowMs - this.lastReportMs < (this.options.reportMs ?? NODE_STATUS_REPORT_MS)) return;
       const conditions = stampConditions(status.conditions, this.lastConditions, apiTime(nowMs));
       const patched = await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json");
       this.keepLabels(patched);

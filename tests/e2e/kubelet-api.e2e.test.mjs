@@ -111,12 +111,26 @@ if (skip) {
     ca = cp.pki.caCert;
     fs.mkdirSync(path.join(work, "manifests"), { recursive: true });
     nanolet = new Nanolet({ endpoint: cluster.containerd.endpoint, manifestDir: path.join(work, "manifests"), rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: NODE });
+    // Half of the settings come from a KubeletConfiguration file, as an installed node has them;
+    // the flags beside it win where both say something (--port here).
+    const configFile = path.join(work, "kubelet-config.yaml");
+    fs.writeFileSync(configFile, [
+      "apiVersion: kubelet.config.k8s.io/v1beta1",
+      "kind: KubeletConfiguration",
+      "port: 1", // overridden by --port
+      "authentication:",
+      "  x509:",
+      `    clientCAFile: ${ca}`,
+      "containerLogMaxSize: 1Mi",
+      "containerLogMaxFiles: 3",
+      "containerLogMonitorInterval: 3s",
+      "nodeLeaseDurationSeconds: 20",
+      "",
+    ].join("\n"));
     nanolet.start([
-      "--kubeconfig", cluster.kubeconfig, ...cluster.nanoletArgs,
+      "--kubeconfig", cluster.kubeconfig, ...cluster.nanoletArgs, "--config", configFile,
       "--port", String(apiPort), "--healthz-port", String(healthzPort),
       "--tls-cert-file", cp.nodeServingCert.cert, "--tls-private-key-file", cp.nodeServingCert.key,
-      "--client-ca-file", ca, "--authentication-token-webhook",
-      "--container-log-max-size", "1Mi", "--container-log-max-files", "3", "--container-log-monitor-interval", "1s",
     ]);
     await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("talker", "i=0; while true; do i=$((i+1)); echo line $i; sleep 0.2; done")) });
     await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(podObject("crasher", "echo run $(date +%s); sleep 1; exit 1")) });
@@ -143,6 +157,21 @@ if (skip) {
         res.on("end", () => resolve(`${res.statusCode} ${b}`));
       }).on("error", reject));
       assert.equal(body, "200 ok");
+    });
+
+    test("/configz shows the settings in effect: defaults, the file, the flags", async () => {
+      // (The apiserver will not proxy to a loopback node address, so this asks the node itself.)
+      const r = await nodeRequest(apiPort, "/configz", { ca, cert: cluster.real.adminCert });
+      assert.equal(r.code, 200, r.body);
+      const { kubeletconfig } = JSON.parse(r.body);
+      assert.equal(kubeletconfig.kind, "KubeletConfiguration");
+      assert.equal(kubeletconfig.port, apiPort, "the flag wins over the file's port: 1");
+      assert.equal(kubeletconfig.containerLogMaxFiles, 3);
+      assert.equal(kubeletconfig.containerLogMonitorInterval, "3s");
+      assert.equal(kubeletconfig.authentication.webhook.enabled, true, "with --config the token webhook is on by default, as upstream's");
+      assert.equal(kubeletconfig.nodeStatusReportFrequency, "5m0s");
+      const lease = JSON.parse(await cluster.kubectl(["get", "lease", "-n", "kube-node-lease", NODE, "-o", "json"]));
+      assert.equal(lease.spec.leaseDurationSeconds, 20, "nodeLeaseDurationSeconds from the file");
     });
 
     test("kubectl logs: all, --tail, --timestamps, --since, --limit-bytes", async () => {
@@ -389,7 +418,8 @@ if (skip) {
       await waitFor("a rotated log gzipped", () => logDir() && fs.readdirSync(logDir()).some((f) => /^0\.log\.\d{8}-\d{6}\.gz$/.test(f)), 90_000, 500);
       // Follow across at least one more rotation: the numbers keep coming in order, none lost.
       const rotationsBefore = fs.readdirSync(logDir()).filter((f) => f.startsWith("0.log.")).join(",");
-      const out = await kubectlUntil(cluster, ["logs", "-f", "chatty", "--tail=1"], (o) => o.length > 3 * 1024 * 1024, 90_000);
+      const rotations = () => fs.readdirSync(logDir()).filter((f) => f.startsWith("0.log.")).join(",");
+      const out = await kubectlUntil(cluster, ["logs", "-f", "chatty", "--tail=1"], (o) => o.length > 3 * 1024 * 1024 && rotations() !== rotationsBefore, 90_000);
       const numbers = out.split("\n").slice(0, -1).map((l) => Number(l.split(" ")[0]));
       for (let i = 1; i < numbers.length; i++) assert.equal(numbers[i], numbers[i - 1] + 1, `line ${i} follows line ${i - 1}`);
       assert.notEqual(fs.readdirSync(logDir()).filter((f) => f.startsWith("0.log.")).join(","), rotationsBefore, "rotated meanwhile");
