@@ -11,6 +11,8 @@ import { ObjectStore, type ChangeDetectionStrategy } from "./volumes/object-stor
 import { TokenManager } from "./volumes/token-manager.js";
 import { VolumeManager } from "./volumes/volume-manager.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
+import { PodCheckpoints } from "./cluster/pod-checkpoints.js";
+import { CheckpointStore, type CheckpointProblem } from "./checkpoint/checkpoint-store.js";
 import { loadKubeconfig } from "./cluster/kubeconfig.js";
 import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
 import { CgroupManager } from "./node/cgroup-manager.js";
@@ -266,8 +268,13 @@ async function run(argv: string[]): Promise<number> {
   const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
   const client = access ? new ApiClient(access) : undefined;
   const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
-  const objects = client ? new ObjectStore({ client, log, strategy }) : undefined;
-  const tokens = client ? new TokenManager(client) : undefined;
+  // What a node restarted without its apiserver needs to run its pods again (README: Offline).
+  const checkpointDir = path.join(rootDir, "checkpoints");
+  const checkpointProblem = (problem: CheckpointProblem) =>
+    cluster?.events.recordNode("Warning", "CheckpointCorrupt", `Skipped checkpoint ${problem.file}: ${problem.reason}`);
+  const checkpointStore = (kind: string, dir: string) => new CheckpointStore(path.join(checkpointDir, dir), kind, log, checkpointProblem);
+  const objects = client ? new ObjectStore({ client, log, strategy, checkpoints: checkpointStore("object", "objects") }) : undefined;
+  const tokens = client ? new TokenManager(client, Date.now, checkpointStore("token", "tokens")) : undefined;
   const podsDir = path.join(rootDir, "pods");
   const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
   const loop = new AgentLoop({
@@ -317,6 +324,11 @@ async function run(argv: string[]): Promise<number> {
       nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
       nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),
       leaseDurationSeconds: config.nodeLeaseDurationSeconds,
+      checkpoints: new PodCheckpoints(checkpointStore("pod", "pods")),
+      onApiPodsListed: (uids) => {
+        objects?.sweepCheckpoints();
+        tokens?.sweepCheckpoints(uids);
+      },
     });
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });

@@ -17,6 +17,7 @@ import type { NodeHealth } from "./node-object.js";
 import { NodeLease } from "./node-lease.js";
 import { NodeReporter } from "./node-reporter.js";
 import { PodReflector, Reflector, type PodObject } from "./pod-reflector.js";
+import type { PodCheckpoints } from "./pod-checkpoints.js";
 import { serviceEnvironment } from "../env/service-env.js";
 import { StatusManager, type StatusTarget } from "./status-manager.js";
 
@@ -52,13 +53,28 @@ export interface ClusterAgentOptions {
   nodeStatusReportMs?: number;
   /** nodeLeaseDurationSeconds (default 40). */
   leaseDurationSeconds?: number;
+  /**
+   * The apiserver's pods checkpointed on disk: written as they change, and given to the core when
+   * the agent starts and the apiserver does not answer (offline restart).
+   */
+  checkpoints?: PodCheckpoints;
+  /** The apiserver listed its pods (uids): checkpoints of anything else may go. */
+  onApiPodsListed?: (uids: ReadonlySet<string>) => void;
+  /** How long a start waits for the apiserver's first list before it runs the checkpointed pods. */
+  restoreAfterMs?: number;
 }
+
+/** A start without an answer from the apiserver within this runs the checkpointed pods. */
+export const RESTORE_AFTER_MS = 5_000;
 
 export class ClusterAgent {
   private staticScan: ScanResult = { pods: [], problems: [] };
   /** Whether the static files were scanned and the apiserver's pods listed at least once. */
   private staticScanned = false;
   private apiListed = false;
+  /** The pods came from checkpoints, the apiserver not having answered yet. */
+  private restored = false;
+  private restoreTimer?: NodeJS.Timeout;
   /** Static manifest problems already sent as Node events. */
   private reportedStaticProblems = new Set<string>();
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
@@ -91,6 +107,7 @@ export class ClusterAgent {
       nodeName,
       log,
       onPods: (pods) => this.onApiPods(pods),
+      onError: () => this.restoreFromCheckpoints("the apiserver cannot be reached"),
       onConnected: (connected) => {
         log.log(connected ? "info" : "warn", connected ? "Connected to the apiserver" : "Lost the apiserver; pods keep running as they are", {});
         if (connected) this.statuses.requestFlush();
@@ -130,6 +147,9 @@ export class ClusterAgent {
     });
     this.statuses.start();
     this.reflector.start();
+    if (this.options.checkpoints) {
+      this.restoreTimer = setTimeout(() => this.restoreFromCheckpoints("the apiserver has not answered"), this.options.restoreAfterMs ?? RESTORE_AFTER_MS);
+    }
     this.services.start();
     // Mirror pods are also re-checked on a timer: a failed create is retried.
     this.mirrorTimer = setInterval(() => this.syncMirrors(), 10_000);
@@ -137,6 +157,7 @@ export class ClusterAgent {
 
   stop(): void {
     clearInterval(this.mirrorTimer);
+    clearTimeout(this.restoreTimer);
     this.reflector.stop();
     this.services.stop();
     this.statuses.stop();
@@ -156,7 +177,23 @@ export class ClusterAgent {
 
   /** Both sources (the files, the apiserver's first list) have delivered: the core may act. */
   private checkSourcesReady(): void {
-    if (this.staticScanned && this.apiListed) this.options.loop.markSourcesReady?.();
+    if (this.staticScanned && (this.apiListed || this.restored)) this.options.loop.markSourcesReady?.();
+  }
+
+  /**
+   * The apiserver did not give its first list: the pods it gave before (checkpointed) are desired
+   * again, with their volumes, as they were. Its list replaces them once it answers.
+   */
+  private restoreFromCheckpoints(why: string): void {
+    clearTimeout(this.restoreTimer);
+    if (this.apiListed || this.restored || !this.options.checkpoints) return;
+    this.restored = true;
+    const pods = this.options.checkpoints.load().filter((p) => !isMirrorPod(p));
+    this.apiPods = new Map(pods.map((p) => [p.metadata.uid, p]));
+    this.desiredChanged();
+    this.options.log.log("info", "Running the checkpointed pods until the apiserver answers", { why, pods: pods.length });
+    this.publish();
+    this.checkSourcesReady();
   }
 
   /** Every action the core emits passes here: statuses and events go to the apiserver. */
@@ -190,6 +227,9 @@ export class ClusterAgent {
     this.apiPods = new Map(pods.filter((p) => !isMirrorPod(p)).map((p) => [p.metadata.uid, p]));
     const firstList = !this.apiListed;
     this.apiListed = true;
+    clearTimeout(this.restoreTimer);
+    if (firstList && this.restored) this.options.log.log("info", "The apiserver answered; its pods replace the checkpointed ones", { pods: this.apiPods.size });
+    this.options.checkpoints?.save(this.apiPods);
     // Most changes are status patches (the node's own, coming back through the watch): they
     // change nothing the core acts on, and the core is not given the pods again for them.
     const changed = this.desiredChanged();
@@ -202,6 +242,7 @@ export class ClusterAgent {
       this.checkSourcesReady();
     }
     this.statuses.requestFlush();
+    if (firstList || changed) this.options.onApiPodsListed?.(new Set(this.apiPods.keys()));
   }
 
   /** Whether any pod's desired part changed since the last call (a new resourceVersion is looked at). */

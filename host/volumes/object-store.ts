@@ -8,6 +8,7 @@
 import { ApiClient, ApiStatusError } from "../cluster/api-client.js";
 import { Reflector, type PodObject } from "../cluster/pod-reflector.js";
 import type { Logger } from "../log.js";
+import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 
 import { keyOf, singular, type ObjectRef, type ObjectResource } from "./object-refs.js";
 
@@ -53,6 +54,12 @@ export interface ObjectStoreOptions {
   cacheTtlMs?: number;
   /** Overrides SYNC_WAIT_MS (tests). */
   syncWaitMs?: number;
+  /**
+   * Every object read is checkpointed here; when the apiserver cannot be reached (or its watch has
+   * not listed yet), the checkpointed copy answers, so volumes and env of a node restarted offline
+   * are made as they were.
+   */
+  checkpoints?: CheckpointStore;
 }
 
 export class ObjectStore implements ObjectGetter {
@@ -120,6 +127,43 @@ export class ObjectStore implements ObjectGetter {
   }
 
   async get(ref: ObjectRef): Promise<PodObject | undefined> {
+    const store = this.options.checkpoints;
+    if (!store) return this.fetch(ref);
+    const name = keyOf(ref);
+    let object: PodObject | undefined;
+    try {
+      object = await this.fetch(ref);
+    } catch (error) {
+      const kept = store.read(name) as PodObject | undefined;
+      if (kept === undefined) throw error;
+      if (!this.fromCheckpoint.has(name)) {
+        this.fromCheckpoint.add(name);
+        this.options.log.log("warn", `Using the checkpointed ${singular(ref.resource)} while the apiserver cannot be reached`, { object: `${ref.namespace}/${ref.name}`, error: (error as Error).message });
+      }
+      return kept;
+    }
+    this.fromCheckpoint.delete(name);
+    if (object === undefined) store.remove(name);
+    else store.write(name, object);
+    return object;
+  }
+
+  /**
+   * Removes the checkpoints of objects no registered pod uses. Called once the apiserver's pods are
+   * known (not before: at start only static pods are registered).
+   */
+  sweepCheckpoints(): void {
+    const store = this.options.checkpoints;
+    if (!store) return;
+    const used = new Set<string>();
+    for (const keys of this.podRefs.values()) for (const key of keys) used.add(key);
+    for (const name of store.names()) if (!used.has(name)) store.remove(name);
+  }
+
+  /** Checkpoints in use now (logged once each). */
+  private fromCheckpoint = new Set<string>();
+
+  private async fetch(ref: ObjectRef): Promise<PodObject | undefined> {
     const key = keyOf(ref);
     const w = this.watched.get(key);
     if (this.strategy === "Watch" && w) {

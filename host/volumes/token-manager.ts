@@ -1,7 +1,9 @@
 // The kubelet's TokenManager: service-account tokens for projected volumes, asked of the
 // apiserver with a TokenRequest bound to the pod, kept while fresh, and asked again once 80% of
 // their life has passed or they are older than 24 hours (upstream requiresRefresh).
+import crypto from "node:crypto";
 import type { ApiClient } from "../cluster/api-client.js";
+import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 
 /** upstream maxTTL: a token older than this is refreshed whatever its expiry. */
 export const MAX_TOKEN_AGE_MS = 24 * 60 * 60 * 1000;
@@ -29,7 +31,23 @@ export class TokenManager {
   /** TokenRequests sent (the benchmark counts API requests per pod). */
   requestCount = 0;
 
-  constructor(private client: ApiClient, private nowMs: () => number = Date.now) {}
+  constructor(
+    private client: ApiClient,
+    private nowMs: () => number = Date.now,
+    /** Tokens checkpointed for a node restarted without its apiserver (see token()). */
+    private checkpoints?: CheckpointStore,
+  ) {}
+
+  /** The pod's uid (for the sweep) and a digest of the rest of the request. */
+  private static checkpointName(key: string): string {
+    const uid = key.slice(key.lastIndexOf("/") + 1);
+    return `${uid}_${crypto.createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
+  }
+
+  /** Removes the checkpointed tokens of pods not desired now (once the apiserver's pods are known). */
+  sweepCheckpoints(uids: ReadonlySet<string>): void {
+    for (const name of this.checkpoints?.names() ?? []) if (!uids.has(name.slice(0, name.indexOf("_")))) this.checkpoints!.remove(name);
+  }
 
   private static keyOf(s: TokenRequestSpec): string {
     return [s.namespace, s.serviceAccountName, s.audience, s.expirationSeconds, s.podName, s.podUid].join("/");
@@ -63,6 +81,14 @@ export class TokenManager {
     } catch (error) {
       // A token still valid is better than none while the apiserver cannot be reached.
       if (held && now < held.expiresAtMs) return held.token;
+      // After a restart offline: the last token this pod had. Even an expired one keeps the pod's
+      // volume as it was (the pod runs; nothing could check the token without the apiserver anyway),
+      // and it is replaced as soon as a TokenRequest succeeds.
+      const kept = this.checkpoints?.read(TokenManager.checkpointName(key)) as Held | undefined;
+      if (kept && typeof kept.token === "string" && kept.token !== "") {
+        this.tokens.set(key, { ...kept, expiresAtMs: Math.min(kept.expiresAtMs, now) });
+        return kept.token;
+      }
       throw new Error(`failed to fetch token: ${(error as Error).message}`);
     }
     const token = answer?.status?.token;
@@ -70,11 +96,16 @@ export class TokenManager {
     const expires = Date.parse(String(answer?.status?.expirationTimestamp ?? ""));
     const expiresAtMs = Number.isFinite(expires) ? expires : now + spec.expirationSeconds * 1000;
     this.tokens.set(key, { token, issuedAtMs: now, expiresAtMs });
+    this.checkpoints?.write(TokenManager.checkpointName(key), { token, issuedAtMs: now, expiresAtMs });
     return token;
   }
 
   /** Forgets the tokens of pods no longer here (by uid). */
   retain(uids: ReadonlySet<string>): void {
-    for (const key of [...this.tokens.keys()]) if (!uids.has(key.slice(key.lastIndexOf("/") + 1))) this.tokens.delete(key);
+    for (const key of [...this.tokens.keys()]) {
+      if (uids.has(key.slice(key.lastIndexOf("/") + 1))) continue;
+      this.tokens.delete(key);
+      this.checkpoints?.remove(TokenManager.checkpointName(key));
+    }
   }
 }
