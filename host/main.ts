@@ -325,6 +325,7 @@ async function run(argv: string[]): Promise<number> {
       nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),
       leaseDurationSeconds: config.nodeLeaseDurationSeconds,
       checkpoints: new PodCheckpoints(checkpointStore("pod", "pods")),
+      serviceCheckpoints: checkpointStore("services", "services"),
       onApiPodsListed: (uids) => {
         objects?.sweepCheckpoints();
         tokens?.sweepCheckpoints(uids);

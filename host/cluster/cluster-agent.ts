@@ -18,6 +18,7 @@ import { NodeLease } from "./node-lease.js";
 import { NodeReporter } from "./node-reporter.js";
 import { PodReflector, Reflector, type PodObject } from "./pod-reflector.js";
 import type { PodCheckpoints } from "./pod-checkpoints.js";
+import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 import { serviceEnvironment } from "../env/service-env.js";
 import { StatusManager, type StatusTarget } from "./status-manager.js";
 
@@ -58,6 +59,8 @@ export interface ClusterAgentOptions {
    * the agent starts and the apiserver does not answer (offline restart).
    */
   checkpoints?: PodCheckpoints;
+  /** The Services (what their env variables need) checkpointed for a start without the apiserver. */
+  serviceCheckpoints?: CheckpointStore;
   /** The apiserver listed its pods (uids): checkpoints of anything else may go. */
   onApiPodsListed?: (uids: ReadonlySet<string>) => void;
   /** How long a start waits for the apiserver's first list before it runs the checkpointed pods. */
@@ -91,6 +94,8 @@ export class ClusterAgent {
   /** Every Service of the cluster, for the service environment variables (as the kubelet's informer). */
   readonly services: Reflector;
   private servicesListed = false;
+  /** The checkpointed Services, until the apiserver lists them (a start offline). */
+  private restoredServices?: PodObject[];
   readonly statuses: StatusManager;
   readonly events: EventRecorder;
   readonly mirrors: MirrorPods;
@@ -115,7 +120,15 @@ export class ClusterAgent {
     });
     this.services = new Reflector({
       client, log, path: "/api/v1/services", selector: "", what: "services",
-      onObjects: () => (this.servicesListed = true),
+      onObjects: (services) => {
+        this.servicesListed = true;
+        this.restoredServices = undefined;
+        // What the service environment needs, kept for a start without the apiserver.
+        options.serviceCheckpoints?.write("services", services.map((v) => ({
+          metadata: { name: v.metadata?.name, namespace: v.metadata?.namespace },
+          spec: { clusterIP: v.spec?.clusterIP, clusterIPs: v.spec?.clusterIPs, ports: v.spec?.ports },
+        })));
+      },
     });
     this.statuses = new StatusManager({
       client,
@@ -189,6 +202,9 @@ export class ClusterAgent {
     if (this.apiListed || this.restored || !this.options.checkpoints) return;
     this.restored = true;
     const pods = this.options.checkpoints.load().filter((p) => !isMirrorPod(p));
+    // Their containers' service variables as they were (upstream will not make env without them).
+    const services = this.options.serviceCheckpoints?.read("services");
+    if (!this.servicesListed && Array.isArray(services)) this.restoredServices = services;
     this.apiPods = new Map(pods.map((p) => [p.metadata.uid, p]));
     this.desiredChanged();
     this.options.log.log("info", "Running the checkpointed pods until the apiserver answers", { why, pods: pods.length });
@@ -337,8 +353,9 @@ export class ClusterAgent {
    * listed once (the kubelet refuses to make a container's env before, rather than leave them out).
    */
   serviceEnvironment(namespace: string, enableServiceLinks: boolean): Record<string, string> | undefined {
-    if (!this.servicesListed) return undefined;
-    return serviceEnvironment(this.services.current.values(), namespace, enableServiceLinks);
+    if (this.servicesListed) return serviceEnvironment(this.services.current.values(), namespace, enableServiceLinks);
+    if (this.restoredServices) return serviceEnvironment(this.restoredServices, namespace, enableServiceLinks);
+    return undefined;
   }
 
   /** Where the status of the core's pod `uid` goes. */

@@ -212,6 +212,7 @@ export class RealControlPlane {
 
   /** Starts (or restarts, after `stopApiserver`) the apiserver and waits for /readyz. */
   async startApiserver() {
+    if (this.apiserver?.running) return; // already up: a second one would only fail to bind
     this.apiserver = new Service("kube-apiserver", assetPath("kube-apiserver"), this.apiserverArgs(), path.join(this.work, "apiserver.log"));
     const probe = new ApiClient(loadKubeconfig(this.adminKubeconfig));
     const deadline = Date.now() + READY_TIMEOUT_MS;
