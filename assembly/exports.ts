@@ -26,6 +26,8 @@ import {
 import { PLANNED_ACTION_SIZE, liftPlannedAction, lowerPlannedAction } from "./abi/actions";
 import { PROBE_RESULT_SIZE, liftProbeResult, lowerProbeResult } from "./abi/probes";
 import { ProbeResult } from "./core/probe-types";
+import { BackOffCheckpoint } from "./core/backoff";
+import { BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint, lowerBackOffCheckpoint } from "./abi/back-offs";
 
 export { cabiRealloc as cabi_realloc };
 
@@ -185,6 +187,18 @@ export function agentPollActions(rep: i32, nowMs: u64): usize {
 
 export function agentPollDeadline(rep: i32): usize {
   return lowerDeadline(agentOf(rep).pollDeadline());
+}
+
+export function agentBackOffs(rep: i32, nowMs: u64): usize {
+  const entries = agentOf(rep).backOffs(nowMs);
+  lowerList<BackOffCheckpoint>(RETURN_AREA, entries, BACK_OFF_CHECKPOINT_SIZE, lowerBackOffCheckpoint);
+  return RETURN_AREA;
+}
+
+export function agentRestoreBackOffs(rep: i32, nowMs: u64, entriesPtr: usize, entriesLen: u32): void {
+  const entries = liftListParts<BackOffCheckpoint>(entriesPtr, entriesLen, BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint);
+  resetArgumentArena();
+  agentOf(rep).restoreBackOffs(nowMs, entries);
 }
 
 function lowerDeadline(deadlineMs: u64): usize {

@@ -17,6 +17,8 @@ export const EXPORT_NAMES = [
   ["agentHandleProbeResults", `${AGENT}#[method]agent.handle-probe-results`],
   ["agentPollActions", `${AGENT}#[method]agent.poll-actions`, "postReturn"],
   ["agentPollDeadline", `${AGENT}#[method]agent.poll-deadline`],
+  ["agentBackOffs", `${AGENT}#[method]agent.back-offs`, "postReturn"],
+  ["agentRestoreBackOffs", `${AGENT}#[method]agent.restore-back-offs`],
   ["echoPods", `${CHECK}#echo-pods`, "postReturn"],
   ["echoRejections", `${CHECK}#echo-rejections`, "postReturn"],
   ["echoSnapshot", `${CHECK}#echo-snapshot`, "postReturn"],

@@ -9,7 +9,16 @@ import type { PodFacts } from "./env/container-env.js";
 import fs from "node:fs";
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./logs/termination-message.js";
 import { pathUnder, safeComponent } from "./safe-path.js";
-import { Core, CoreAgent, CoreConfig, CoreTrapError } from "./core.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError, type BackOffEntry } from "./core.js";
+import type { CheckpointStore } from "./checkpoint/checkpoint-store.js";
+
+/** The name of the crash-loop back-off checkpoint in its store. */
+const BACK_OFF_CHECKPOINT = "crash-loop-back-off";
+
+function isBackOffEntry(e: unknown): e is BackOffEntry {
+  const entry = e as BackOffEntry;
+  return typeof entry?.key === "string" && Number.isSafeInteger(entry.durationMs) && entry.durationMs >= 0 && Number.isSafeInteger(entry.lastUpdateMs) && entry.lastUpdateMs >= 0;
+}
 import { Executor } from "./executor.js";
 import type { PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 import { sysctlRefusal } from "./pod-runtime/ports-and-sysctls.js";
@@ -44,6 +53,11 @@ export interface AgentLoopOptions {
   onRelist?: (startMs: number, endMs: number, snapshot: RuntimeSnapshot) => void;
   /** A trapped core was replaced: its successor numbers pod status versions from 1 again. */
   onCoreReplaced?: () => void;
+  /**
+   * The crash-loop back-off, checkpointed after each relist and given back to the core at start,
+   * so that an agent restart does not restart every crash-looping container at once.
+   */
+  backOffCheckpoints?: CheckpointStore;
   /** Makes a core instance; tests wrap it to inject faults, `--record` to record its inputs. */
   createCore?: (config: CoreConfig) => Promise<Core>;
   /** Pod cgroups with the core's values (created before each sandbox, rewritten on resize). */
@@ -176,6 +190,9 @@ export class AgentLoop {
 
   async start(): Promise<void> {
     this.core = await this.createCore();
+    const saved = this.options.backOffCheckpoints?.read(BACK_OFF_CHECKPOINT);
+    if (Array.isArray(saved)) this.savedBackOffs = saved.filter(isBackOffEntry);
+    this.restoreBackOffs();
     this.schedulePump();
     if (this.options.stats) {
       this.statsTimer = setInterval(() => this.takeStats(), this.options.statsIntervalMs ?? 10_000);
@@ -365,6 +382,25 @@ export class AgentLoop {
     return refusals;
   }
 
+  /** The last back-off checkpoint written (or read at start). */
+  private savedBackOffs: BackOffEntry[] = [];
+
+  /** Gives the checkpointed back-off to a new core (at start, or after a trap). */
+  private restoreBackOffs(): void {
+    if (this.savedBackOffs.length === 0) return;
+    this.withCore((core) => core.restoreBackOffs?.(this.nowMs(), this.savedBackOffs));
+  }
+
+  /** Writes the core's back-off when it changed (the store skips an unchanged one). */
+  private checkpointBackOffs(): void {
+    const store = this.options.backOffCheckpoints;
+    if (!store) return;
+    const entries = this.withCore((core) => core.backOffs?.(this.nowMs()));
+    if (!entries) return;
+    this.savedBackOffs = entries;
+    store.write(BACK_OFF_CHECKPOINT, entries);
+  }
+
   private withCore<T>(fn: (core: Core) => T): T | undefined {
     if (!this.core) return undefined;
     try {
@@ -390,6 +426,7 @@ export class AgentLoop {
       this.feeder.reset();
       this.options.podTable.resetVersions();
       this.options.onCoreReplaced?.();
+      this.restoreBackOffs();
       this.feedPods();
       this.schedulePump();
     });
@@ -598,7 +635,10 @@ export class AgentLoop {
       this.lastRelistOkMs = this.nowMs();
       this.options.onRelist?.(startMs, this.lastRelistOkMs, snapshot);
       this.lastSnapshot = snapshot;
-      if (!this.stopped) this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
+      if (!this.stopped) {
+        this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
+        this.checkpointBackOffs();
+      }
       this.cleanupOrphanedPodDirs(snapshot);
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });

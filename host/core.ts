@@ -133,6 +133,17 @@ export interface Core {
   pollDeadline(): number | undefined;
   /** One stats pass (eviction monitoring). */
   handleNodeStats(nowMs: number, stats: NodeStats): void;
+  /** The crash-loop back-off in force at `nowMs`, for the host's checkpoint. */
+  backOffs?(nowMs: number): BackOffEntry[];
+  /** Checkpointed back-off given back to a new core, before its first relist. */
+  restoreBackOffs?(nowMs: number, entries: BackOffEntry[]): void;
+}
+
+/** One container's crash-loop back-off (WIT `back-off-checkpoint`), in host numbers. */
+export interface BackOffEntry {
+  key: string;
+  durationMs: number;
+  lastUpdateMs: number;
 }
 
 /** One core agent instance. After a CoreTrapError it is dead: make a new one. */
@@ -244,5 +255,16 @@ export class CoreAgent implements Core {
   pollDeadline(): number | undefined {
     const deadline = this.guard("poll-deadline", () => this.agent.pollDeadline());
     return deadline === undefined ? undefined : Number(deadline);
+  }
+
+  backOffs(nowMs: number): BackOffEntry[] {
+    const now = checkU64("nowMs", nowMs);
+    return this.guard("back-offs", () => this.agent.backOffs(now)).map((e) => ({ key: e.key, durationMs: Number(e.durationMs), lastUpdateMs: Number(e.lastUpdateMs) }));
+  }
+
+  restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {
+    const now = checkU64("nowMs", nowMs);
+    const lowered = entries.map((e) => ({ key: e.key, durationMs: checkU64("durationMs", e.durationMs), lastUpdateMs: checkU64("lastUpdateMs", e.lastUpdateMs) }));
+    this.guard("restore-back-offs", () => this.agent.restoreBackOffs(now, lowered));
   }
 }

@@ -278,6 +278,7 @@ async function run(argv: string[]): Promise<number> {
   const podsDir = path.join(rootDir, "pods");
   const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
   const loop = new AgentLoop({
+    backOffCheckpoints: checkpointStore("back-off", "back-off"),
     volumes,
     objects,
     tokens,

@@ -3,7 +3,7 @@
 // apply outcomes, the status manager publishes statuses and the eviction pass protects the node.
 // Sans-IO: inputs carry `nowMs`, outputs are queued actions the host polls.
 import { ActionResults } from "./action-results";
-import { Backoff } from "./backoff";
+import { Backoff, BackOffCheckpoint } from "./backoff";
 import { WorkerContext } from "./context";
 import { EvictionPass } from "./eviction-pass";
 import { ActionResult, AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./model";
@@ -65,6 +65,16 @@ export class Agent {
     this.results = new ActionResults(ctx, pods, intake);
     this.eviction = new EvictionPass(ctx, pods, rankTable);
     this.probes = new ProbeManager(ctx, pods);
+  }
+
+  /// The crash-loop back-off in force at `nowMs`, for the host's checkpoint.
+  backOffs(nowMs: u64): BackOffCheckpoint[] {
+    return this.ctx.crashBackoff.checkpoint(nowMs);
+  }
+
+  /// Checkpointed crash-loop back-off entries, given back to a new agent before its first relist.
+  restoreBackOffs(nowMs: u64, entries: BackOffCheckpoint[]): void {
+    for (let i = 0; i < entries.length; i++) this.ctx.crashBackoff.restoreCheckpoint(entries[i], nowMs);
   }
 
   /// Applies the node's resources and eviction flags; returns the error, or "" when applied.

@@ -7,6 +7,11 @@ class BackoffEntry {
   constructor(public durationMs: u64, public lastUpdateMs: u64) {}
 }
 
+/// One entry as a host checkpoints it (WIT `back-off-checkpoint`).
+export class BackOffCheckpoint {
+  constructor(public key: string, public durationMs: u64, public lastUpdateMs: u64) {}
+}
+
 export class Backoff {
   private entries: Map<string, BackoffEntry> = new Map();
 
@@ -69,6 +74,28 @@ export class Backoff {
 
   reset(key: string): void {
     this.entries.delete(key);
+  }
+
+  /// The entries not expired at `nowMs`, sorted by key (a checkpoint that does not change
+  /// reads the same).
+  checkpoint(nowMs: u64): BackOffCheckpoint[] {
+    const keys = this.entries.keys().sort();
+    const out = new Array<BackOffCheckpoint>();
+    for (let i = 0; i < keys.length; i++) {
+      const entry = this.entries.get(keys[i]);
+      if (!this.hasExpired(nowMs, entry.lastUpdateMs)) out.push(new BackOffCheckpoint(keys[i], entry.durationMs, entry.lastUpdateMs));
+    }
+    return out;
+  }
+
+  /// Takes back a checkpointed entry: ignored when its wait is 0, it is dated after `nowMs` (a
+  /// clock that went back), it has expired, or the key is already held; a wait above the maximum
+  /// (a smaller maximum configured since) is cut to it.
+  restoreCheckpoint(entry: BackOffCheckpoint, nowMs: u64): void {
+    if (entry.durationMs == 0 || entry.lastUpdateMs > nowMs || this.entries.has(entry.key)) return;
+    if (this.hasExpired(nowMs, entry.lastUpdateMs)) return;
+    const durationMs = entry.durationMs < this.maxMs ? entry.durationMs : this.maxMs;
+    this.entries.set(entry.key, new BackoffEntry(durationMs, entry.lastUpdateMs));
   }
 
   /// Drops entries idle for more than 2 x max; keeps memory bounded on long runs.

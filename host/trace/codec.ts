@@ -3,7 +3,7 @@
 // the simulator, read by `nanolet sim --replay`. The bindings' 64-bit integers (bigint) are written
 // as decimal strings; the decoders below know which fields they are.
 import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "../core-types.js";
-import type { CoreConfig } from "../core.js";
+import type { BackOffEntry, CoreConfig } from "../core.js";
 
 export const TRACE_FORMAT = "nanolet-trace/1";
 
@@ -17,6 +17,7 @@ export type TraceLine =
   | { t: number; op: "results"; results: ActionResult[] }
   | { t: number; op: "probes"; results: ProbeResult[] }
   | { t: number; op: "poll"; out: PlannedAction[] | null }
+  | { t: number; op: "backoffs"; entries: BackOffEntry[] }
   | { t: number; op: "trap"; call: string; reason: string }
   | { t: number; op: "sim"; event: string; [key: string]: unknown };
 

@@ -2,7 +2,7 @@
 // and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
 // from its time is written as `same`, so a steady node costs a few bytes a second.
 import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core-types.js";
-import { Core, CoreConfig, CoreTrapError } from "../core.js";
+import { Core, CoreConfig, CoreTrapError, type BackOffEntry } from "../core.js";
 import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
 
 /** Where trace lines go, one string per line without its newline. */
@@ -47,6 +47,10 @@ export class TraceWriter {
 
   stats(t: number, stats: NodeStats): void {
     this.sink(encodeLine({ t, op: "stats", stats }));
+  }
+
+  backOffs(t: number, entries: BackOffEntry[]): void {
+    this.sink(encodeLine({ t, op: "backoffs", entries }));
   }
 
   poll(t: number, out: PlannedAction[] | null): void {
@@ -112,6 +116,16 @@ export class RecordingCore implements Core {
   handleNodeStats(nowMs: number, stats: NodeStats): void {
     this.trace.stats(nowMs, stats);
     this.guard(nowMs, () => this.inner.handleNodeStats(nowMs, stats));
+  }
+
+  /** An output (the checkpoint): not an input of the core, so not recorded. */
+  backOffs(nowMs: number): BackOffEntry[] {
+    return this.inner.backOffs?.(nowMs) ?? [];
+  }
+
+  restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {
+    this.trace.backOffs(nowMs, entries);
+    this.guard(nowMs, () => this.inner.restoreBackOffs?.(nowMs, entries));
   }
 
   pollActions(nowMs: number): PlannedAction[] {

@@ -99,6 +99,10 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
         case "poll":
           output = core.pollActions(t);
           break;
+        case "backoffs":
+          if (!Array.isArray(entry.entries)) throw new TraceFormatError(`line ${lineNo}: "backoffs" without entries`);
+          core.restoreBackOffs?.(t, entry.entries);
+          break;
         case "trap":
           continue;
         default:

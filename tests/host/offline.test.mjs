@@ -15,6 +15,7 @@ import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
 import { MemoryLogger } from "../../dist/log.js";
 import { PodTable } from "../../dist/pod-table.js";
+import { podFromManifest } from "../../dist/sources/manifest.js";
 import { ObjectStore } from "../../dist/volumes/object-store.js";
 import { TokenManager } from "../../dist/volumes/token-manager.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
@@ -188,3 +189,42 @@ test("configMaps and tokens read before an outage answer from checkpoints after 
   tokens.sweepCheckpoints(new Set(["uid-other"]));
   assert.equal(fs.readdirSync(tokenDir).length, 0, "tokens of pods no longer desired are swept");
 });
+
+test("the crash-loop back-off survives an agent restart (checkpointed after each relist)", async (t) => {
+  const runtime = new FakeRuntime();
+  runtime.images.add("busybox");
+  const dir = path.join(tmp("nanolet-backoff-"), "back-off");
+  const core = { nodeName: NODE, ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50, backoffInitialMs: 1000, backoffMaxMs: 60_000 };
+  const pod = { spec: podFromManifestLike("crashy"), origin: "test" };
+  const start = async () => {
+    const loop = new AgentLoop({ runtime, log: new MemoryLogger(), podTable: new PodTable(NODE), podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent", core, backOffCheckpoints: new CheckpointStore(dir, "back-off", new MemoryLogger()) });
+    await loop.start();
+    loop.setPods({ pods: [pod], problems: [] });
+    return loop;
+  };
+  const app = () => [...runtime.containers.values()].filter((c) => c.name === "app").sort((a, b) => a.attempt - b.attempt);
+  const newestRunning = () => app().at(-1)?.state === "running" ? app().at(-1) : undefined;
+  let loop = await start();
+  t.after(() => loop.stop());
+  // Three crashes: restarted at once, then after 1 s; the third waits 2 s.
+  for (let crash = 1; crash <= 3; crash++) {
+    await until(`attempt ${crash - 1} running`, () => newestRunning()?.attempt === crash - 1);
+    runtime.exit(newestRunning().id, 1);
+  }
+  const exitedAtMs = Date.now();
+  await until("the 2 s wait checkpointed", () => {
+    const saved = new CheckpointStore(dir, "back-off", new MemoryLogger()).read("crash-loop-back-off");
+    return Array.isArray(saved) && saved.some((e) => e.durationMs === 2000);
+  });
+  loop.stop();
+  // A new agent (a new core): without the checkpoint it would restart the container at once.
+  loop = await start();
+  await until("attempt 3 running", () => newestRunning()?.attempt === 3);
+  const waitedMs = Date.now() - exitedAtMs;
+  assert.ok(waitedMs >= 1900, `the restarted agent waited out the back-off (${waitedMs} ms after the exit)`);
+});
+
+/** A minimal core pod spec through the manifest reader, as a static file would give it. */
+function podFromManifestLike(name) {
+  return podFromManifest({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "default", uid: `uid-${name}` }, spec: { restartPolicy: "Always", hostNetwork: true, containers: [{ name: "app", image: "busybox", command: ["sleep", "3600"] }] } }, { nodeName: NODE, source: `/etc/kubernetes/manifests/${name}.yaml`, documentIndex: 0 });
+}
