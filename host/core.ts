@@ -2,14 +2,14 @@
 // to the bindings' bigints, and turns a trap into a CoreTrapError carrying the core's reason.
 import fs from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { instantiate } from "../build/out/core-js/nanolet-core.js";
 import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { packSnapshot } from "./relist-packing.js";
+import { CORE_BINDINGS_DIR } from "./asset-paths.js";
 import { packNodeStats } from "./node/stats-packing.js";
 
 /** The directory holding the component's jco bindings and core modules. */
-export const BINDINGS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../build/out/core-js");
+export const BINDINGS_DIR = CORE_BINDINGS_DIR;
 
 /** The core trapped: the instance is gone; its reason is what the core reported, if anything. */
 export class CoreTrapError extends Error {

@@ -38,6 +38,10 @@ import { RecordingCore, TraceWriter } from "./trace/recording-core.js";
 import { readResolvConf, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
 import { checkAllowedUnsafeSysctls } from "./pod-runtime/ports-and-sysctls.js";
 import { msOf, parseQuantityBytes, resolveConfig, thresholdText } from "./config/kubelet-config.js";
+import { ARTIFACT_DIR, BUNDLED } from "./asset-paths.js";
+import { install, uninstall } from "./install/installer.js";
+import { KUBELET_VERSION } from "./cluster/node-object.js";
+import { NANOLET_VERSION } from "./version.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
 const SOURCES_READY_TIMEOUT_MS = 30_000;
@@ -46,6 +50,11 @@ const USAGE = `Usage:
   nanolet run [flags]      run the node agent
   nanolet pods [flags]     list the pods of a running (or the last) agent
   nanolet sim [flags]      run the core on a simulated node (see nanolet sim --help)
+  nanolet version          this build's version
+  nanolet install [--root DIR] [--no-enable] [--now]
+                           put this artifact in place as a systemd service (root; see README)
+  nanolet uninstall [--root DIR] [--purge]
+                           take it out again (--purge: its config and state too)
 
 Flags of run (a flag given wins over the same setting in --config):
   --config FILE                      a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; its
@@ -436,9 +445,43 @@ async function pods(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** The version of this build (package.json's), the kubelet it follows, and where it runs. */
+function versionText(): string {
+  return `nanolet ${NANOLET_VERSION} (kubelet ${KUBELET_VERSION}; node ${process.version} ${process.platform}/${process.arch}${BUNDLED ? "" : "; from the source tree"})\n`;
+}
+
+function installCommand(argv: string[]): number {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { values } = parseArgs({ args: argv, options: { root: { type: "string", default: "/" }, "no-enable": { type: "boolean", default: false }, now: { type: "boolean", default: false } }, strict: true });
+  if (!ARTIFACT_DIR) throw new Error("install copies the artifact it runs from: build one with `npm run artifact` and run its bin/nanolet install");
+  if (path.resolve(values.root!) === "/" && process.getuid?.() !== 0) throw new Error("install writes /opt, /etc and /usr/local/bin: run it as root");
+  install({ artifactDir: ARTIFACT_DIR, root: values.root!, enable: !values["no-enable"], now: values.now, log: (line) => process.stdout.write(line + "\n") });
+  return 0;
+}
+
+function uninstallCommand(argv: string[]): number {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { values } = parseArgs({ args: argv, options: { root: { type: "string", default: "/" }, purge: { type: "boolean", default: false } }, strict: true });
+  if (path.resolve(values.root!) === "/" && process.getuid?.() !== 0) throw new Error("uninstall removes files under /opt, /etc and /usr/local/bin: run it as root");
+  uninstall({ root: values.root!, purge: values.purge!, log: (line) => process.stdout.write(line + "\n") });
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    if (command === "version" || command === "--version") {
+      process.stdout.write(versionText());
+      return 0;
+    }
+    if (command === "install") return installCommand(rest);
+    if (command === "uninstall") return uninstallCommand(rest);
     if (command === "run") return await run(rest);
     if (command === "pods") return await pods(rest);
     if (command === "sim") return await simCommand(rest);

@@ -1,8 +1,6 @@
 // The real runtime: CRI runtime.v1 over gRPC on a unix socket (containerd, CRI-O).
 // Retries what a runtime that is (re)starting answers: UNAVAILABLE, and UNKNOWN "server is not
 // initialized yet" (containerd's CRI plugin during start-up).
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import {
@@ -26,8 +24,9 @@ import {
   type ImageUser,
   type SecurityProfile,
 } from "./runtime.js";
+import { CRI_PROTO_PATH } from "../asset-paths.js";
 
-const PROTO_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../host/cri/runtime-v1.proto");
+const PROTO_PATH = CRI_PROTO_PATH;
 
 type Message = Record<string, any>;
 type Unary = (request: Message, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: Message) => void) => void;

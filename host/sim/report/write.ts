@@ -2,14 +2,14 @@
 // component's core modules inlined so that the page re-runs it with no server and no network.
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { BINDINGS_DIR } from "../../core.js";
+import { REPORT_SCRIPT_PATH } from "../../asset-paths.js";
 import type { Scenario } from "../scenario.js";
 import { traceDigest } from "./digest.js";
 import { reportHtml } from "./page.js";
 import { timelineFromTrace } from "./timeline.js";
 
-const BUNDLE = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../../build/out/report/browser.js");
+const BUNDLE = REPORT_SCRIPT_PATH;
 
 export interface ReportRun {
   scenario: Scenario;
