@@ -13,7 +13,8 @@ import { VolumeManager } from "./volumes/volume-manager.js";
 import { ClusterAgent } from "./cluster/cluster-agent.js";
 import { PodCheckpoints } from "./cluster/pod-checkpoints.js";
 import { CheckpointStore, type CheckpointProblem } from "./checkpoint/checkpoint-store.js";
-import { loadKubeconfig } from "./cluster/kubeconfig.js";
+import { loadKubeconfig, type ClusterAccess } from "./cluster/kubeconfig.js";
+import { CertificateManager } from "./certificates/certificate-manager.js";
 import { DEFAULT_CORE_CONFIG, type CoreConfig } from "./core.js";
 import { CgroupManager } from "./node/cgroup-manager.js";
 import { nodeSettings } from "./node/eviction-flags.js";
@@ -68,6 +69,10 @@ Flags of run (a flag given wins over the same setting in --config):
   --v LEVEL                          log level: debug, info, warn, error (default info)
   --kubeconfig FILE                  join the cluster this kubeconfig names, as node
                                      system:node:<name> (without it: static pods only)
+  --bootstrap-kubeconfig FILE        without a usable --kubeconfig (none yet, or its certificate
+                                     expired): get a client certificate by a CSR with these
+                                     credentials and write --kubeconfig to use it (TLS bootstrap)
+  --rotate-certificates              request a new client certificate at 70-90% of its life
   --node-ip IP                       the node's InternalIP (default: the first IPv4 address)
   --eviction-hard LIST               hard eviction thresholds (default
                                      memory.available<100Mi,nodefs.available<10%,
@@ -136,6 +141,25 @@ function defaultNodeName(): string {
   return os.hostname().toLowerCase();
 }
 
+/**
+ * The node's apiserver access: its kubeconfig, or, with --bootstrap-kubeconfig and no usable
+ * kubeconfig yet, the bootstrap's server and CA without credentials (the certificate manager
+ * gets them by TLS bootstrap while the agent already runs).
+ */
+function clusterAccess(kubeconfig: string | undefined, bootstrapFile: string | undefined, log: StreamLogger): { access?: ClusterAccess; bootstrap?: ClusterAccess } {
+  if (bootstrapFile !== undefined && kubeconfig === undefined) throw new Error("--bootstrap-kubeconfig needs --kubeconfig: the file the node's own credentials are written to");
+  const bootstrap = bootstrapFile !== undefined ? loadKubeconfig(path.resolve(bootstrapFile)) : undefined;
+  if (kubeconfig === undefined) return {};
+  const file = path.resolve(kubeconfig);
+  if (!bootstrap) return { access: loadKubeconfig(file) };
+  try {
+    if (fs.existsSync(file)) return { access: loadKubeconfig(file), bootstrap };
+  } catch (error) {
+    log.log("warn", "The node's kubeconfig cannot be used; bootstrapping", { file, error: (error as Error).message });
+  }
+  return { access: { server: bootstrap.server, caPem: bootstrap.caPem, insecureSkipTlsVerify: bootstrap.insecureSkipTlsVerify }, bootstrap };
+}
+
 /** `--help` or `-h` anywhere in a subcommand's flags: the usage, and exit 0. */
 function wantsHelp(argv: string[]): boolean {
   return argv.includes("--help") || argv.includes("-h");
@@ -159,6 +183,8 @@ async function run(argv: string[]): Promise<number> {
       v: { type: "string", default: "info" },
       record: { type: "string" },
       kubeconfig: { type: "string" },
+      "bootstrap-kubeconfig": { type: "string" },
+      "rotate-certificates": { type: "boolean" },
       "node-ip": { type: "string" },
       "eviction-hard": { type: "string" },
       "eviction-soft": { type: "string" },
@@ -274,8 +300,16 @@ async function run(argv: string[]): Promise<number> {
     seccompRoot: path.join(rootDir, "seccomp"),
     nodeHostsFile: "/etc/hosts",
   };
-  const access = values.kubeconfig !== undefined ? loadKubeconfig(path.resolve(values.kubeconfig)) : undefined;
+  const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const client = access ? new ApiClient(access) : undefined;
+  const certificates =
+    client && access && (bootstrap || (config.rotateCertificates && access.certPem))
+      ? new CertificateManager({
+          nodeName, certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")), kubeconfigPath: path.resolve(values.kubeconfig!),
+          bootstrap, client, currentCertPem: access.certPem, access, rotate: config.rotateCertificates, log,
+        })
+      : undefined;
+  certificates?.start();
   const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
   // What a node restarted without its apiserver needs to run its pods again (README: Offline).
   const checkpointDir = path.join(rootDir, "checkpoints");
@@ -394,6 +428,7 @@ async function run(argv: string[]): Promise<number> {
       // Like the kubelet, stopping the agent leaves the pods running; a restart adopts them.
       log.log("info", "Shutting down; pods keep running", { signal });
       source.stop();
+      certificates?.stop();
       cluster?.stop();
       objects?.stop();
       loop.stop();

@@ -168,6 +168,18 @@ export class ApiClient {
     });
   }
 
+  /**
+   * Uses a new client certificate from now on (a bootstrap or a rotation): new connections are
+   * made with it; the old ones are closed, so watches reconnect with it.
+   */
+  setClientCertificate(certPem: string, keyPem: string): void {
+    this.access = { ...this.access, certPem, keyPem, token: undefined };
+    if (this.base.protocol !== "https:") return;
+    const old = this.agent;
+    this.agent = new https.Agent({ keepAlive: true, ca: this.access.caPem, cert: certPem, key: keyPem, rejectUnauthorized: !this.access.insecureSkipTlsVerify });
+    old.destroy();
+  }
+
   close(): void {
     this.agent.destroy();
   }

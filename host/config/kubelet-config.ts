@@ -52,6 +52,7 @@ export const FIELDS: FieldSpec[] = [
   { path: "readOnlyPort", kind: "int", default: 0, flag: "read-only-port" },
   { path: "tlsCertFile", kind: "string", flag: "tls-cert-file" },
   { path: "tlsPrivateKeyFile", kind: "string", flag: "tls-private-key-file" },
+  { path: "rotateCertificates", kind: "bool", default: false, flag: "rotate-certificates" },
   { path: "authentication.x509.clientCAFile", kind: "string", flag: "client-ca-file" },
   { path: "authentication.webhook.enabled", kind: "bool", default: true, flag: "authentication-token-webhook", flagDefault: false },
   { path: "authentication.anonymous.enabled", kind: "bool", default: false, flag: "anonymous-auth" },
@@ -105,7 +106,7 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", "reservedMemory",
   "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
   "memoryReservationPolicy", "registerWithTaints", "registerNode", "tracing", "localStorageCapacityIsolation",
-  "imageServiceEndpoint", "failCgroupV1", "rotateCertificates", "serverTLSBootstrap", "userNamespaces", "podHousekeepingPeriod",
+  "imageServiceEndpoint", "failCgroupV1", "serverTLSBootstrap", "userNamespaces", "podHousekeepingPeriod",
   "authentication.webhook.cacheTTL", "authorization.webhook", "authorization.webhook.cacheAuthorizedTTL",
   "authorization.webhook.cacheUnauthorizedTTL",
 ]);

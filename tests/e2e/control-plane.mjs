@@ -200,6 +200,7 @@ export class RealControlPlane {
       "--tls-cert-file", this.apiserverCert.cert, "--tls-private-key-file", this.apiserverCert.key,
       "--client-ca-file", pki.caCert,
       "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
+      "--enable-bootstrap-token-auth",
       "--service-account-issuer", "https://kubernetes.default.svc", "--service-account-key-file", this.saPub,
       "--service-account-signing-key-file", this.saKey,
       "--service-cluster-ip-range", "10.96.0.0/16", "--allow-privileged=true",
@@ -299,8 +300,8 @@ export class RealControlPlane {
   }
 }
 
-const GROUPS = { leases: "/apis/coordination.k8s.io/v1", csinodes: "/apis/storage.k8s.io/v1" };
-const CLUSTER_SCOPED = new Set(["nodes", "csinodes"]);
+const GROUPS = { leases: "/apis/coordination.k8s.io/v1", csinodes: "/apis/storage.k8s.io/v1", certificatesigningrequests: "/apis/certificates.k8s.io/v1" };
+const CLUSTER_SCOPED = new Set(["nodes", "csinodes", "certificatesigningrequests"]);
 
 export function apiPath(resource, namespace, name) {
   const base = GROUPS[resource] ?? "/api/v1";

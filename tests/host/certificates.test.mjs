@@ -1,0 +1,41 @@
+// The certificate manager's pieces on their own: the CSR it sends (checked by openssl, as the
+// apiserver would parse it) and when it rotates. Bootstrap and rotation against the real
+// controller-manager are in tests/e2e/certificates.e2e.test.mjs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { newKeyAndRequest } from "../../dist/certificates/csr.js";
+import { rotationDeadlineMs, validityOf } from "../../dist/certificates/certificate-manager.js";
+
+test("the CSR: P-256, the node's name and group, its SANs, a valid self-signature", () => {
+  const { keyPem, csrPem } = newKeyAndRequest({ commonName: "system:node:edge-1", organizations: ["system:nodes"], dnsNames: ["edge-1"], ipAddresses: ["10.1.2.3", "fd00::1"] });
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-csr-")), "node.csr");
+  fs.writeFileSync(file, csrPem);
+  const text = execFileSync("openssl", ["req", "-in", file, "-noout", "-verify", "-text"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  assert.match(text, /Subject: O ?= ?system:nodes, CN ?= ?system:node:edge-1/);
+  assert.match(text, /ASN1 OID: prime256v1/);
+  assert.match(text, /DNS:edge-1, IP Address:10\.1\.2\.3, IP Address:FD00:0:0:0:0:0:0:1/);
+  assert.match(text, /Signature Algorithm: ecdsa-with-SHA256/);
+  // The key is the request's: its public half is the one in the request.
+  const requestKey = execFileSync("openssl", ["req", "-in", file, "-noout", "-pubkey"], { encoding: "utf8" });
+  assert.equal(crypto.createPublicKey(keyPem).export({ type: "spki", format: "pem" }), requestKey);
+  // A client CSR carries no SAN extension at all.
+  fs.writeFileSync(file, newKeyAndRequest({ commonName: "system:node:n", organizations: ["system:nodes"] }).csrPem);
+  assert.doesNotMatch(execFileSync("openssl", ["req", "-in", file, "-noout", "-text"], { encoding: "utf8" }), /Subject Alternative Name/);
+});
+
+test("rotation comes at 70-90% of the certificate's life", () => {
+  const validity = { notBeforeMs: 1_000_000, notAfterMs: 1_000_000 + 100_000 };
+  assert.equal(rotationDeadlineMs(validity, () => 0), 1_070_000);
+  assert.equal(rotationDeadlineMs(validity, () => 1), 1_090_000);
+  for (let i = 0; i < 100; i++) {
+    const at = rotationDeadlineMs(validity);
+    assert.ok(at >= 1_070_000 && at <= 1_090_000);
+  }
+  assert.equal(validityOf("not a certificate"), undefined);
+  assert.equal(validityOf(undefined), undefined);
+});
