@@ -310,6 +310,7 @@ async function run(argv: string[]): Promise<number> {
         })
       : undefined;
   certificates?.start();
+  let servingCertificates: CertificateManager | undefined;
   const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
   // What a node restarted without its apiserver needs to run its pods again (README: Offline).
   const checkpointDir = path.join(rootDir, "checkpoints");
@@ -387,6 +388,8 @@ async function run(argv: string[]): Promise<number> {
     clientCaFile: config.authentication.x509?.clientCAFile, tokenWebhook,
     anonymous: config.authentication.anonymous.enabled, authorizationMode, nodeIp: values["node-ip"],
     configz: () => config,
+    serverTlsBootstrap: config.serverTLSBootstrap,
+    onCertificateManager: (manager) => (servingCertificates = manager),
     extraHandlers: statsHandlers({
       metrics,
       snapshot: () => loop.snapshot,
@@ -429,6 +432,7 @@ async function run(argv: string[]): Promise<number> {
       log.log("info", "Shutting down; pods keep running", { signal });
       source.stop();
       certificates?.stop();
+      servingCertificates?.stop();
       cluster?.stop();
       objects?.stop();
       loop.stop();

@@ -21,7 +21,9 @@ import type { ClusterAccess } from "../cluster/kubeconfig.js";
 import { newKeyAndRequest } from "./csr.js";
 
 export const CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet";
+export const SERVING_SIGNER = "kubernetes.io/kubelet-serving";
 export const CURRENT_CLIENT_FILE = "kubelet-client-current.pem";
+export const CURRENT_SERVING_FILE = "kubelet-server-current.pem";
 /** Retries of a failed bootstrap or rotation: 2 s doubling to 5 min. */
 const RETRY_INITIAL_MS = 2_000;
 const RETRY_MAX_MS = 5 * 60_000;
@@ -68,6 +70,14 @@ export interface CertificateManagerOptions {
   rotate: boolean;
   log: Logger;
   nowMs?: () => number;
+  /**
+   * The kubelet API's serving certificate instead (`serverTLSBootstrap`): signer
+   * kubernetes.io/kubelet-serving with the node's names and addresses, asked as the node itself,
+   * and handed to the API server; always rotated. Such CSRs wait for an approver (a user's
+   * `kubectl certificate approve` or an approving controller): the controller-manager does not
+   * approve them.
+   */
+  serving?: { dnsNames: string[]; ipAddresses: string[]; onCertificate: (certPem: string, keyPem: string) => void };
 }
 
 export class CertificateManager {
@@ -94,7 +104,7 @@ export class CertificateManager {
   }
 
   start(): void {
-    if (!this.valid && this.o.currentCertPem !== undefined) {
+    if (!this.valid && this.o.currentCertPem !== undefined && !this.o.serving) {
       this.o.log.log("warn", "The client certificate has expired; requesting a new one with the bootstrap credentials", { notAfter: new Date(this.validity?.notAfterMs ?? 0).toISOString() });
     }
     this.schedule();
@@ -105,16 +115,22 @@ export class CertificateManager {
     clearTimeout(this.timer);
   }
 
+  private get what(): string {
+    return this.o.serving ? "serving certificate" : "client certificate";
+  }
+
   private schedule(): void {
     if (this.stopped) return;
     let atMs: number;
-    if (!this.valid) {
+    if (!this.valid && this.o.serving) {
+      atMs = this.now();
+    } else if (!this.valid) {
       if (!this.o.bootstrap) {
         this.o.log.log("error", "No valid client certificate and no --bootstrap-kubeconfig to request one", {});
         return;
       }
       atMs = this.now();
-    } else if (this.o.rotate) {
+    } else if (this.o.rotate || this.o.serving) {
       atMs = rotationDeadlineMs(this.validity!);
       // A signer backdates notBefore (csrsigning by 5 min): for a short-lived certificate the
       // deadline is then already past when it arrives, and each new one would be renewed at once,
@@ -122,7 +138,7 @@ export class CertificateManager {
       if (this.obtainedAtMs !== undefined && atMs <= this.obtainedAtMs) {
         atMs = rotationDeadlineMs({ notBeforeMs: this.obtainedAtMs, notAfterMs: this.validity!.notAfterMs });
       }
-      this.o.log.log("info", "Client certificate rotation scheduled", { at: new Date(atMs).toISOString(), notAfter: new Date(this.validity!.notAfterMs).toISOString() });
+      this.o.log.log("info", `${this.o.serving ? "Serving" : "Client"} certificate rotation scheduled`, { at: new Date(atMs).toISOString(), notAfter: new Date(this.validity!.notAfterMs).toISOString() });
     } else {
       return;
     }
@@ -131,21 +147,23 @@ export class CertificateManager {
 
   /** One bootstrap or rotation; retried with a back-off until it works. */
   private async renew(): Promise<void> {
-    const bootstrapping = !this.valid;
+    const bootstrapping = !this.valid && !this.o.serving;
     const client = bootstrapping ? new ApiClient(this.o.bootstrap!) : this.o.client;
     try {
       const { certPem, keyPem } = await this.request(client);
       this.store(certPem, keyPem);
-      this.o.client.setClientCertificate(certPem, keyPem);
+      if (this.o.serving) this.o.serving.onCertificate(certPem, keyPem);
+      else this.o.client.setClientCertificate(certPem, keyPem);
       this.validity = validityOf(certPem);
       this.obtainedAtMs = this.now();
       this.issued++;
       this.retryMs = RETRY_INITIAL_MS;
-      this.o.log.log("info", bootstrapping ? "Client certificate obtained by TLS bootstrap" : "Client certificate rotated", { notAfter: new Date(this.validity!.notAfterMs).toISOString(), file: path.join(this.o.certDir, CURRENT_CLIENT_FILE) });
+      const message = this.o.serving ? (this.issued === 1 ? "Serving certificate obtained" : "Serving certificate rotated") : bootstrapping ? "Client certificate obtained by TLS bootstrap" : "Client certificate rotated";
+      this.o.log.log("info", message, { notAfter: new Date(this.validity!.notAfterMs).toISOString(), file: path.join(this.o.certDir, this.o.serving ? CURRENT_SERVING_FILE : CURRENT_CLIENT_FILE) });
       this.schedule();
     } catch (error) {
       if (this.stopped) return;
-      this.o.log.log("warn", bootstrapping ? "TLS bootstrap failed; retrying" : "Client certificate rotation failed; retrying", { error: (error as Error).message, retryInMs: this.retryMs });
+      this.o.log.log("warn", bootstrapping ? "TLS bootstrap failed; retrying" : `Requesting a ${this.what} failed; retrying`, { error: (error as Error).message, retryInMs: this.retryMs });
       this.timer = setTimeout(() => void this.renew(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     } finally {
@@ -155,15 +173,17 @@ export class CertificateManager {
 
   /** A CSR with a new key, sent with `client`, then waited for until it is signed. */
   private async request(client: ApiClient): Promise<{ certPem: string; keyPem: string }> {
-    const { keyPem, csrPem } = newKeyAndRequest({ commonName: `system:node:${this.o.nodeName}`, organizations: ["system:nodes"] });
+    const serving = this.o.serving;
+    const { keyPem, csrPem } = newKeyAndRequest({ commonName: `system:node:${this.o.nodeName}`, organizations: ["system:nodes"], dnsNames: serving?.dnsNames, ipAddresses: serving?.ipAddresses });
+    const signerName = serving ? SERVING_SIGNER : CLIENT_SIGNER;
     const created = await client.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
       apiVersion: "certificates.k8s.io/v1",
       kind: "CertificateSigningRequest",
-      metadata: { generateName: "node-csr-" },
-      spec: { request: Buffer.from(csrPem).toString("base64"), signerName: CLIENT_SIGNER, usages: ["digital signature", "client auth"] },
+      metadata: { generateName: "csr-" },
+      spec: { request: Buffer.from(csrPem).toString("base64"), signerName, usages: ["digital signature", serving ? "server auth" : "client auth"] },
     });
     const name: string = created.metadata.name;
-    this.o.log.log("info", "Certificate signing request sent; waiting for approval", { csr: name, signer: CLIENT_SIGNER });
+    this.o.log.log("info", "Certificate signing request sent; waiting for approval", { csr: name, signer: signerName });
     const deadline = this.now() + WAIT_MS;
     for (;;) {
       if (this.stopped) throw new Error("stopped");
@@ -189,13 +209,15 @@ export class CertificateManager {
   private store(certPem: string, keyPem: string): void {
     fs.mkdirSync(this.o.certDir, { recursive: true, mode: 0o700 });
     const stamp = new Date(this.now()).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
-    const file = path.join(this.o.certDir, `kubelet-client-${stamp}.pem`);
+    const kind = this.o.serving ? "server" : "client";
+    const file = path.join(this.o.certDir, `kubelet-${kind}-${stamp}.pem`);
     fs.writeFileSync(file, certPem.trimEnd() + "\n" + keyPem, { mode: 0o600 });
-    const link = path.join(this.o.certDir, CURRENT_CLIENT_FILE);
+    const link = path.join(this.o.certDir, this.o.serving ? CURRENT_SERVING_FILE : CURRENT_CLIENT_FILE);
     const temporaryLink = `${link}.new`;
     fs.rmSync(temporaryLink, { force: true });
     fs.symlinkSync(path.basename(file), temporaryLink);
     fs.renameSync(temporaryLink, link);
+    if (this.o.serving) return;
     const current = path.join(this.o.certDir, CURRENT_CLIENT_FILE);
     const kubeconfig = {
       apiVersion: "v1",

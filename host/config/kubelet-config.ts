@@ -53,6 +53,7 @@ export const FIELDS: FieldSpec[] = [
   { path: "tlsCertFile", kind: "string", flag: "tls-cert-file" },
   { path: "tlsPrivateKeyFile", kind: "string", flag: "tls-private-key-file" },
   { path: "rotateCertificates", kind: "bool", default: false, flag: "rotate-certificates" },
+  { path: "serverTLSBootstrap", kind: "bool", default: false },
   { path: "authentication.x509.clientCAFile", kind: "string", flag: "client-ca-file" },
   { path: "authentication.webhook.enabled", kind: "bool", default: true, flag: "authentication-token-webhook", flagDefault: false },
   { path: "authentication.anonymous.enabled", kind: "bool", default: false, flag: "anonymous-auth" },
@@ -106,7 +107,7 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", "reservedMemory",
   "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
   "memoryReservationPolicy", "registerWithTaints", "registerNode", "tracing", "localStorageCapacityIsolation",
-  "imageServiceEndpoint", "failCgroupV1", "serverTLSBootstrap", "userNamespaces", "podHousekeepingPeriod",
+  "imageServiceEndpoint", "failCgroupV1", "userNamespaces", "podHousekeepingPeriod",
   "authentication.webhook.cacheTTL", "authorization.webhook", "authorization.webhook.cacheAuthorizedTTL",
   "authorization.webhook.cacheUnauthorizedTTL",
 ]);

@@ -12,6 +12,9 @@ import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
 import { type Handler, KubeletServer } from "./kubelet-server.js";
 import { podListItems } from "./pods-view.js";
 import { loadServingCert } from "./serving-cert.js";
+import { CertificateManager, CURRENT_SERVING_FILE, validityOf } from "../certificates/certificate-manager.js";
+import net from "node:net";
+import path from "node:path";
 
 export interface KubeletApiOptions {
   runtime: Runtime;
@@ -35,6 +38,28 @@ export interface KubeletApiOptions {
   authorizationMode: "Webhook" | "AlwaysAllow";
   configz: () => object;
   extraHandlers?: Record<string, Handler>;
+  /**
+   * serverTLSBootstrap: the serving certificate comes from a CSR (kubernetes.io/kubelet-serving)
+   * and is rotated; a self-signed one serves until the first is approved and signed.
+   */
+  serverTlsBootstrap?: boolean;
+  /** Started with the API when serverTlsBootstrap is on (stopped by the caller). */
+  onCertificateManager?: (manager: CertificateManager) => void;
+}
+
+/** The serving certificate a CSR gave before (certificate and key in one file), if still valid. */
+function readCurrentServing(certDir: string): { certPem: string; keyPem: string; certFile: string } | undefined {
+  const file = path.join(certDir, CURRENT_SERVING_FILE);
+  try {
+    const text = fs.readFileSync(file, "utf8");
+    const certPem = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(text)?.[0];
+    const keyPem = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\n?/.exec(text)?.[0];
+    const validity = validityOf(certPem);
+    if (!certPem || !keyPem || !validity || Date.now() >= validity.notAfterMs) return undefined;
+    return { certPem, keyPem, certFile: file };
+  } catch {
+    return undefined;
+  }
 }
 
 function nodeAddresses(): string[] {
@@ -66,7 +91,23 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
       names: [o.nodeName, os.hostname(), "localhost", o.nodeIp ?? "", ...nodeAddresses()],
     });
     const clientCaPem = o.clientCaFile ? fs.readFileSync(o.clientCaFile, "utf8") : undefined;
-    await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem });
+    const bootstrapped = o.serverTlsBootstrap && !o.tlsCertFile ? readCurrentServing(o.certDir) : undefined;
+    if (bootstrapped) Object.assign(cert, bootstrapped, { selfSigned: false });
+    const https = await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem });
+    if (o.serverTlsBootstrap && !o.tlsCertFile && o.client) {
+      const names = [...new Set([o.nodeName, os.hostname(), ...(o.nodeIp ? [o.nodeIp] : []), ...nodeAddresses()].filter(Boolean))];
+      const manager = new CertificateManager({
+        nodeName: o.nodeName, certDir: o.certDir, kubeconfigPath: "", client: o.client, access: { server: "", insecureSkipTlsVerify: false },
+        currentCertPem: bootstrapped?.certPem, rotate: true, log: o.log,
+        serving: {
+          dnsNames: names.filter((n) => net.isIP(n) === 0),
+          ipAddresses: names.filter((n) => net.isIP(n) !== 0 && !n.startsWith("fe80")),
+          onCertificate: (certPem, keyPem) => https.setSecureContext({ cert: certPem, key: keyPem, ca: clientCaPem }),
+        },
+      });
+      manager.start();
+      o.onCertificateManager?.(manager);
+    }
     o.log.log("info", "Kubelet API listening", {
       address: `${o.address}:${o.port}`,
       cert: cert.selfSigned ? `${cert.certFile} (self-signed)` : cert.certFile,

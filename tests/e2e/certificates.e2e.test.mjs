@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import tls from "node:tls";
 import { stringify } from "yaml";
 import { TestCluster } from "./cluster-harness.mjs";
 import { Service, assetPath, controlPlaneSkipReason, freePort } from "./control-plane.mjs";
@@ -113,6 +114,29 @@ if (skip) {
       await waitFor("bootstrapped again", () => nanolet.logLines(/Client certificate obtained by TLS bootstrap/).length > 0, 120_000, 500);
       assert.ok(nanolet.logLines(/The client certificate has expired; requesting a new one with the bootstrap credentials/).length > 0);
       assert.ok(Date.parse(certificate().validTo) > Date.now());
+    });
+
+    test("serverTLSBootstrap: the kubelet API's certificate from a kubelet-serving CSR, approved with kubectl", { timeout: 180_000 }, async () => {
+      await nanolet.stop();
+      const configFile = path.join(work, "config.yaml");
+      fs.writeFileSync(configFile, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nserverTLSBootstrap: true\n");
+      const port = await freePort();
+      nanolet = new Nanolet({ ...nanolet }).start(["--config", configFile, "--port", String(port), "--kubeconfig", kubeconfig, "--bootstrap-kubeconfig", bootstrapKubeconfig, "--cert-dir", certDir, ...cluster.nanoletArgs]);
+      // The controller-manager does not approve serving certificates: an operator does.
+      const pending = await waitFor("a kubelet-serving CSR from the node", async () =>
+        (await cluster.list("certificatesigningrequests")).find((c) => c.spec.signerName === "kubernetes.io/kubelet-serving" && c.spec.username === `system:node:${NODE}` && !c.status?.certificate), 60_000, 500);
+      await cluster.kubectl(["certificate", "approve", pending.metadata.name]);
+      await waitFor("the serving certificate in use", () => nanolet.logLines(/Serving certificate obtained/).length > 0, 60_000, 500);
+      const served = await new Promise((resolve, reject) => {
+        const socket = tls.connect({ host: "127.0.0.1", port, ca: fs.readFileSync(cluster.real.pki.caCert), servername: NODE }, () => {
+          resolve(socket.getPeerX509Certificate());
+          socket.end();
+        });
+        socket.on("error", reject);
+      });
+      assert.match(served.subject, /CN=system:node:bootstrap-node/);
+      assert.ok(served.checkIP("127.0.0.1"), "the node's address is in the certificate");
+      assert.ok(served.verify(new crypto.X509Certificate(fs.readFileSync(cluster.real.pki.caCert)).publicKey), "signed by the cluster CA, trusted by a client that checks");
     });
   });
 }
