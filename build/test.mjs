@@ -101,6 +101,37 @@ const suites = [
     run: async () => fuzzCounts(await run(process.execPath, ["tests/fuzz/run.mjs", "--seconds", FUZZ_SECONDS])),
   },
   {
+    // linux/arm64: the component and the host on an arm64 Node.js (under qemu-user here; natively
+    // on an arm64 machine). Emulation is about 11 times slower, so this is a subset: the library
+    // suite whole, the offline and certificate host tests, simulator runs of the core, and the
+    // arm64 artifact (with its own Node.js) answering `version` and running the simulator.
+    name: "arm64",
+    run: async () => {
+      const { ensureArm64, runArm64 } = await import("./arm64.mjs");
+      const { buildArtifact } = await import("./artifact.mjs");
+      const arm64 = ensureArm64();
+      const tally = { passed: 0, failed: 0 };
+      const add = (c) => ((tally.passed += c.passed), (tally.failed += c.failed));
+      for (const file of ["tests/library/node.test.mjs", "tests/host/offline.test.mjs", "tests/host/certificates.test.mjs"]) {
+        // In-process (not `node --test`, whose child processes an emulated Node.js cannot start).
+        add(nodeTestCounts(await runArm64(arm64, ["--test-reporter=tap", file], { cwd: root })));
+      }
+      add(simCounts(await runArm64(arm64, ["bin/nanolet", "sim", "--quiet", "--seeds", "1..5"], { cwd: root })));
+      const os = await import("node:os");
+      const fs = await import("node:fs");
+      const artifact = await buildArtifact({ outDir: fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-arm64-")), arch: "arm64", node: arm64.node });
+      const bundled = [path.join(artifact, "lib/nanolet.mjs")];
+      const arm64Artifact = { ...arm64, node: path.join(artifact, "bin/node") };
+      const version = await runArm64(arm64Artifact, [...bundled, "version"], { cwd: "/" });
+      const versionOk = version.code === 0 && /node v\d+\S* linux\/arm64\)/.test(version.output);
+      process.stdout.write(`${versionOk ? "ok" : "not ok"} - the arm64 artifact says it runs on linux/arm64\n`);
+      add(versionOk ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 });
+      add(simCounts(await runArm64(arm64Artifact, [...bundled, "sim", "--quiet", "--seeds", "1..2"], { cwd: "/" })));
+      fs.rmSync(path.dirname(artifact), { recursive: true, force: true });
+      return tally;
+    },
+  },
+  {
     name: "e2e",
     run: async () => {
       ensurePackages();
