@@ -302,8 +302,9 @@ async function run(argv: string[]): Promise<number> {
   };
   const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const client = access ? new ApiClient(access) : undefined;
+  // A kubeconfig with a bearer token has no certificate to bootstrap or rotate (upstream counts it valid).
   const certificates =
-    client && access && (bootstrap || (config.rotateCertificates && access.certPem))
+    client && access && !access.token && (bootstrap || (config.rotateCertificates && access.certPem))
       ? new CertificateManager({
           nodeName, certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")), kubeconfigPath: path.resolve(values.kubeconfig!),
           bootstrap, client, currentCertPem: access.certPem, access, rotate: config.rotateCertificates, log,

@@ -39,3 +39,27 @@ test("rotation comes at 70-90% of the certificate's life", () => {
   assert.equal(validityOf("not a certificate"), undefined);
   assert.equal(validityOf(undefined), undefined);
 });
+
+test("a kubeconfig with a bearer token is used as it is: no bootstrap, no CSR, even with --bootstrap-kubeconfig", async (t) => {
+  const { FakeApiServer } = await import("../apiserver/fake-apiserver.mjs");
+  const { spawn } = await import("node:child_process");
+  const api = await FakeApiServer.start({ tokens: { "node-token": { name: "system:node:tok-node", groups: ["system:nodes"] } } });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-token-node-"));
+  const kubeconfig = (user) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${api.url}"}}]\nusers: [{name: u, user: {token: ${user}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
+  fs.writeFileSync(path.join(dir, "kubelet.conf"), kubeconfig("node-token"));
+  fs.writeFileSync(path.join(dir, "bootstrap.conf"), kubeconfig("abcdef.0123456789abcdef"));
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "../../bin/nanolet"), "run",
+    "--kubeconfig", path.join(dir, "kubelet.conf"), "--bootstrap-kubeconfig", path.join(dir, "bootstrap.conf"), "--rotate-certificates",
+    "--hostname-override", "tok-node", "--root-dir", path.join(dir, "root"), "--pod-manifest-path", path.join(dir, "manifests"),
+    "--pod-logs-dir", path.join(dir, "logs"), "--container-runtime-endpoint", `unix://${path.join(dir, "none.sock")}`, "--port", "0", "--healthz-port", "0"], { stdio: "ignore" });
+  t.after(async () => {
+    child.kill("SIGTERM");
+    await api.stop();
+  });
+  const deadline = Date.now() + 60_000;
+  while (api.get("nodes", undefined, "tok-node") === undefined) {
+    assert.ok(Date.now() < deadline && child.exitCode === null, "the node registers with its token");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(api.requests.filter((r) => r.path.includes("certificatesigningrequests")).length, 0);
+});
