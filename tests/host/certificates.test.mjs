@@ -40,7 +40,8 @@ test("rotation comes at 70-90% of the certificate's life", () => {
   assert.equal(validityOf(undefined), undefined);
 });
 
-test("a kubeconfig with a bearer token is used as it is: no bootstrap, no CSR, even with --bootstrap-kubeconfig", async (t) => {
+// (Under the arm64 suite's emulation a Node.js cannot start another: skipped there.)
+test("a kubeconfig with a bearer token is used as it is: no bootstrap, no CSR, even with --bootstrap-kubeconfig", { skip: process.env.QEMU_LD_PREFIX ? "an emulated Node.js cannot start another without binfmt" : false }, async (t) => {
   const { FakeApiServer } = await import("../apiserver/fake-apiserver.mjs");
   const { spawn } = await import("node:child_process");
   const api = await FakeApiServer.start({ tokens: { "node-token": { name: "system:node:tok-node", groups: ["system:nodes"] } } });
