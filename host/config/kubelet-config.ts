@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { formatGoDuration, parseGoDuration } from "./go-duration.js";
+import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -347,8 +347,7 @@ export function validateConfig(c: KubeletConfiguration): string[] {
 /** Milliseconds of a /configz duration, rounded up (a positive one never becomes 0). */
 export function msOf(duration: string): number {
   const ns = parseGoDuration(duration);
-  if (typeof ns === "string") return NaN;
-  return Number((ns + 999_999n) / 1_000_000n);
+  return typeof ns === "string" ? NaN : durationMs(ns);
 }
 
 /** Bytes of a quantity as containerLogMaxSize takes it: Ki, Mi, Gi (binary) or k, K, M, G (decimal). */
