@@ -51,7 +51,19 @@ export function validityOf(pem: string | undefined): CertificateValidity | undef
 /** When to rotate: a random point in 70%-90% of the life, as upstream's nextRotationDeadline. */
 export function rotationDeadlineMs(validity: CertificateValidity, random: () => number = Math.random): number {
   const total = validity.notAfterMs - validity.notBeforeMs;
-  return validity.notBeforeMs + total * (0.7 + 0.2 * random());
+  return Math.round(validity.notBeforeMs + total * (0.7 + 0.2 * random()));
+}
+
+/**
+ * The life a rotation deadline is taken from. A signer backdates notBefore (csrsigning by 5 min)
+ * against clock skew; for a short-lived certificate 70-90% of that stretched life can fall in
+ * the seconds after it arrived, or before, and each new certificate would be renewed at once,
+ * over and over. A certificate this manager obtained lives, for rotation, from when it got it;
+ * for a year-long certificate the difference is nothing.
+ */
+export function lifeFrom(validity: CertificateValidity, obtainedAtMs: number | undefined): CertificateValidity {
+  if (obtainedAtMs === undefined || obtainedAtMs <= validity.notBeforeMs) return validity;
+  return { notBeforeMs: Math.min(obtainedAtMs, validity.notAfterMs), notAfterMs: validity.notAfterMs };
 }
 
 export interface CertificateManagerOptions {
@@ -131,13 +143,7 @@ export class CertificateManager {
       }
       atMs = this.now();
     } else if (this.o.rotate || this.o.serving) {
-      atMs = rotationDeadlineMs(this.validity!);
-      // A signer backdates notBefore (csrsigning by 5 min): for a short-lived certificate the
-      // deadline is then already past when it arrives, and each new one would be renewed at once,
-      // over and over. Such a certificate is renewed at 70-90% of the life it has from now.
-      if (this.obtainedAtMs !== undefined && atMs <= this.obtainedAtMs) {
-        atMs = rotationDeadlineMs({ notBeforeMs: this.obtainedAtMs, notAfterMs: this.validity!.notAfterMs });
-      }
+      atMs = rotationDeadlineMs(lifeFrom(this.validity!, this.obtainedAtMs));
       this.o.log.log("info", `${this.o.serving ? "Serving" : "Client"} certificate rotation scheduled`, { at: new Date(atMs).toISOString(), notAfter: new Date(this.validity!.notAfterMs).toISOString() });
     } else {
       return;

@@ -71,8 +71,9 @@ export function podManifest(name, { policy = "Always", script = "sleep 3600", gr
 }
 
 export class Nanolet {
-  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node" }) {
-    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node });
+  /** `bin`: the executable to run (the source tree's by default; a benchmark may give an artifact's). */
+  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin }) {
+    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin });
     this.lines = [];
     this.proc = undefined;
   }
@@ -82,7 +83,7 @@ export class Nanolet {
     // The kubelet API and healthz ports are off unless a test asks for them (tests run side by side).
     const ports = extraArgs.includes("--port") ? [] : ["--port", "0"];
     if (!extraArgs.includes("--healthz-port")) ports.push("--healthz-port", "0");
-    this.proc = spawn(nanoletBin, [
+    this.proc = spawn(this.bin, [
       "run",
       ...ports,
       ...extraArgs,
@@ -91,7 +92,8 @@ export class Nanolet {
       "--root-dir", this.rootDir,
       "--pod-logs-dir", this.logsDir,
       "--hostname-override", this.node,
-      "--v", "debug",
+      // Tests read debug lines; a benchmark passes its own verbosity.
+      ...(extraArgs.includes("--v") ? [] : ["--v", "debug"]),
     ], { stdio: ["ignore", "ignore", "pipe"] });
     let buffer = "";
     this.proc.stderr.setEncoding("utf8");

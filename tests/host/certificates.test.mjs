@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { newKeyAndRequest } from "../../dist/certificates/csr.js";
-import { rotationDeadlineMs, validityOf } from "../../dist/certificates/certificate-manager.js";
+import { lifeFrom, rotationDeadlineMs, validityOf } from "../../dist/certificates/certificate-manager.js";
 
 test("the CSR: P-256, the node's name and group, its SANs, a valid self-signature", () => {
   const { keyPem, csrPem } = newKeyAndRequest({ commonName: "system:node:edge-1", organizations: ["system:nodes"], dnsNames: ["edge-1"], ipAddresses: ["10.1.2.3", "fd00::1"] });
@@ -38,6 +38,21 @@ test("rotation comes at 70-90% of the certificate's life", () => {
   }
   assert.equal(validityOf("not a certificate"), undefined);
   assert.equal(validityOf(undefined), undefined);
+});
+
+test("a backdated short-lived certificate is rotated at 70-90% of the life it has from when it came, never at once", () => {
+  // csrsigning: notBefore 5 min before signing, notAfter 60 s after; obtained at 300_000.
+  const signed = { notBeforeMs: 0, notAfterMs: 360_000 };
+  const obtainedAtMs = 300_000;
+  // Of the stretched life, 90% is 24 s after arrival and 70% is before it: both too soon.
+  assert.equal(rotationDeadlineMs(signed, () => 1), 324_000);
+  const life = lifeFrom(signed, obtainedAtMs);
+  assert.deepEqual(life, { notBeforeMs: 300_000, notAfterMs: 360_000 });
+  assert.equal(rotationDeadlineMs(life, () => 0), 342_000);
+  assert.equal(rotationDeadlineMs(life, () => 1), 354_000);
+  // A certificate that came with the kubeconfig, or one obtained before its notBefore, keeps its own.
+  assert.deepEqual(lifeFrom(signed, undefined), signed);
+  assert.deepEqual(lifeFrom({ notBeforeMs: 500, notAfterMs: 1_000 }, 400), { notBeforeMs: 500, notAfterMs: 1_000 });
 });
 
 // (Under the arm64 suite's emulation a Node.js cannot start another: skipped there.)
