@@ -195,6 +195,10 @@ export function agentBackOffs(rep: i32, nowMs: u64): usize {
   return RETURN_AREA;
 }
 
+export function agentHandleRuntimeEvent(rep: i32, nowMs: u64): void {
+  agentOf(rep).handleRuntimeEvent(nowMs);
+}
+
 export function agentRestoreBackOffs(rep: i32, nowMs: u64, entriesPtr: usize, entriesLen: u32): void {
   const entries = liftListParts<BackOffCheckpoint>(entriesPtr, entriesLen, BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint);
   resetArgumentArena();

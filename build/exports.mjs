@@ -19,6 +19,7 @@ export const EXPORT_NAMES = [
   ["agentPollDeadline", `${AGENT}#[method]agent.poll-deadline`],
   ["agentBackOffs", `${AGENT}#[method]agent.back-offs`, "postReturn"],
   ["agentRestoreBackOffs", `${AGENT}#[method]agent.restore-back-offs`],
+  ["agentHandleRuntimeEvent", `${AGENT}#[method]agent.handle-runtime-event`],
   ["echoPods", `${CHECK}#echo-pods`, "postReturn"],
   ["echoRejections", `${CHECK}#echo-rejections`, "postReturn"],
   ["echoSnapshot", `${CHECK}#echo-snapshot`, "postReturn"],

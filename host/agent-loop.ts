@@ -128,6 +128,8 @@ export class AgentLoop {
   private nowMs: () => number;
   /** Relists in flight; at most one, enforced by the core. */
   private relisting = false;
+  /** Runtime events taken (each asks for a relist). */
+  runtimeEvents = 0;
   trapCount = 0;
   /** When a relist last succeeded (host ms; 0 before the first): the PLEG's health. */
   lastRelistOkMs = 0;
@@ -174,6 +176,17 @@ export class AgentLoop {
       this.markSourcesReady();
     }, timeoutMs);
     this.sourcesTimer.unref?.();
+  }
+
+  /**
+   * The runtime pushed an exit (see cri/runtime-events.ts): the core relists at once. Events
+   * in a burst cost one relist, plus one more if they came while a relist was running.
+   */
+  runtimeEvent(): void {
+    if (this.stopped || !this.core) return;
+    this.runtimeEvents++;
+    this.withCore((core) => core.handleRuntimeEvent?.(this.nowMs()));
+    this.schedulePump();
   }
 
   /** Every pod source has delivered its pods once: the core may relist and act. */

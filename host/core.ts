@@ -137,6 +137,8 @@ export interface Core {
   backOffs?(nowMs: number): BackOffEntry[];
   /** Checkpointed back-off given back to a new core, before its first relist. */
   restoreBackOffs?(nowMs: number, entries: BackOffEntry[]): void;
+  /** The runtime pushed a container change: the core relists at its next poll. */
+  handleRuntimeEvent?(nowMs: number): void;
 }
 
 /** One container's crash-loop back-off (WIT `back-off-checkpoint`), in host numbers. */
@@ -260,6 +262,11 @@ export class CoreAgent implements Core {
   backOffs(nowMs: number): BackOffEntry[] {
     const now = checkU64("nowMs", nowMs);
     return this.guard("back-offs", () => this.agent.backOffs(now)).map((e) => ({ key: e.key, durationMs: Number(e.durationMs), lastUpdateMs: Number(e.lastUpdateMs) }));
+  }
+
+  handleRuntimeEvent(nowMs: number): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-runtime-event", () => this.agent.handleRuntimeEvent(now));
   }
 
   restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {

@@ -45,6 +45,25 @@ export function holdsSlot(action: PlannedAction): boolean {
   return action.kind.tag !== "stop-container";
 }
 
+/**
+ * Which waiting action gets the next free slot: lower first, in arrival order within a rank.
+ * A container of a pod whose sandbox is up goes before new sandboxes, as upstream's worker per
+ * pod lets a pod go on while others still wait for theirs: with one queue in arrival order, 50
+ * pods written at once had their 50 RunPodSandbox calls ahead of every container, and the first
+ * container ran only after the last sandbox (3 s instead of under 1 s).
+ */
+export function slotRank(action: PlannedAction): number {
+  switch (action.kind.tag) {
+    case "create-container":
+    case "start-container":
+      return 0;
+    case "run-sandbox":
+      return 2;
+    default:
+      return 1;
+  }
+}
+
 export interface ExecutorOptions {
   runtime: Runtime;
   podLogsDir: string;
@@ -160,7 +179,8 @@ function objectFactsOf(facts: PodFacts): PodObjectFacts | undefined {
 
 export class Executor {
   private running = 0;
-  private waiting: (() => void)[] = [];
+  /** Waiters by slotRank, each in arrival order. */
+  private waiting: (() => void)[][] = [];
   private concurrency: number;
 
   constructor(private options: ExecutorOptions) {
@@ -170,7 +190,7 @@ export class Executor {
   /** Runs one runtime action; never rejects: failures become `err` results. */
   async execute(action: PlannedAction): Promise<ActionResult> {
     const slotted = holdsSlot(action);
-    if (slotted) await this.acquire();
+    if (slotted) await this.acquire(slotRank(action));
     try {
       const createdId = await this.perform(action);
       return { actionId: action.id, outcome: { tag: "ok", val: createdId } };
@@ -194,18 +214,21 @@ export class Executor {
     }
   }
 
-  private async acquire(): Promise<void> {
+  private async acquire(rank: number): Promise<void> {
     if (this.running < this.concurrency) {
       this.running++;
       return;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    await new Promise<void>((resolve) => (this.waiting[rank] ??= []).push(resolve));
   }
 
+  /** The slot goes to the first waiter of the lowest rank, or is freed. */
   private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
+    for (const queue of this.waiting) {
+      const next = queue?.shift();
+      if (next) return next();
+    }
+    this.running--;
   }
 
   private async perform(action: PlannedAction): Promise<string> {

@@ -20,6 +20,7 @@ import { CgroupManager } from "./node/cgroup-manager.js";
 import { nodeSettings } from "./node/eviction-flags.js";
 import { primaryIpv4, readMachineInfo } from "./node/machine.js";
 import { StatsCollector } from "./node/stats.js";
+import { RuntimeEvents } from "./cri/runtime-events.js";
 import { GrpcRuntime } from "./cri/grpc-runtime.js";
 import { StreamLogger, type Level } from "./log.js";
 import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js";
@@ -360,6 +361,12 @@ async function run(argv: string[]): Promise<number> {
   // and, with a cluster, the apiserver's first pod list.
   loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
   await loop.start();
+  // Exits the runtime pushes are relisted at once; the periodic relist stays as the safety net.
+  const runtimeEvents = new RuntimeEvents(runtime, {
+    onExit: () => loop.runtimeEvent(),
+    onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
+  });
+  runtimeEvents.start();
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({
@@ -436,6 +443,7 @@ async function run(argv: string[]): Promise<number> {
       servingCertificates?.stop();
       cluster?.stop();
       objects?.stop();
+      runtimeEvents.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

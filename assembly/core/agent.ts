@@ -108,6 +108,12 @@ export class Agent {
     this.intake.handle(nowMs, snapshot);
   }
 
+  /// A runtime event: the next poll relists (one relist covers any number of events).
+  handleRuntimeEvent(nowMs: u64): void {
+    this.ctx.nowMs = nowMs;
+    this.ctx.relistRequested = true;
+  }
+
   handleActionResults(nowMs: u64, results: ActionResult[]): void {
     this.ctx.nowMs = nowMs;
     for (let i = 0; i < results.length; i++) this.results.apply(nowMs, results[i]);

@@ -53,6 +53,10 @@ export class TraceWriter {
     this.sink(encodeLine({ t, op: "backoffs", entries }));
   }
 
+  runtimeEvent(t: number): void {
+    this.sink(encodeLine({ t, op: "runtime-event" }));
+  }
+
   poll(t: number, out: PlannedAction[] | null): void {
     this.sink(encodeLine({ t, op: "poll", out }));
   }
@@ -126,6 +130,11 @@ export class RecordingCore implements Core {
   restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {
     this.trace.backOffs(nowMs, entries);
     this.guard(nowMs, () => this.inner.restoreBackOffs?.(nowMs, entries));
+  }
+
+  handleRuntimeEvent(nowMs: number): void {
+    this.trace.runtimeEvent(nowMs);
+    this.guard(nowMs, () => this.inner.handleRuntimeEvent?.(nowMs));
   }
 
   pollActions(nowMs: number): PlannedAction[] {

@@ -103,6 +103,9 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
           if (!Array.isArray(entry.entries)) throw new TraceFormatError(`line ${lineNo}: "backoffs" without entries`);
           core.restoreBackOffs?.(t, entry.entries);
           break;
+        case "runtime-event":
+          core.handleRuntimeEvent?.(t);
+          break;
         case "trap":
           continue;
         default:

@@ -96,11 +96,17 @@ async function runningContainers(runtime) {
 
 /** Writes `count` manifests at once (grace `grace` s); resolves when all their containers run: ms to the first and the last. */
 async function startPods(a, runtime, prefix, count, grace) {
-  const t0 = Date.now();
+  step(`${count} manifests written (${prefix})`);
+  // Written beside the directory and renamed into it, as an operator's tools do: an agent never
+  // reads a half-written file (which one of them might take as a broken manifest).
+  const staging = `${a.manifests}.staging`;
+  fs.mkdirSync(staging, { recursive: true });
   for (let i = 0; i < count; i++) {
     // `sleep` as the container's PID 1 ignores SIGTERM: every stop waits out the grace period.
-    fs.writeFileSync(path.join(a.manifests, `${prefix}${i}.yaml`), podManifest(`${prefix}${i}`, { grace, script: "exec sleep 3600" }));
+    fs.writeFileSync(path.join(staging, `${prefix}${i}.yaml`), podManifest(`${prefix}${i}`, { grace, script: "exec sleep 3600" }));
   }
+  const t0 = Date.now();
+  for (let i = 0; i < count; i++) fs.renameSync(path.join(staging, `${prefix}${i}.yaml`), path.join(a.manifests, `${prefix}${i}.yaml`));
   let firstMs;
   for (;;) {
     const running = (await runningContainers(runtime)).length;
@@ -114,6 +120,7 @@ async function startPods(a, runtime, prefix, count, grace) {
 
 /** Removes every manifest of `prefix`; resolves with the ms until no container runs. */
 async function removePods(a, runtime, prefix) {
+  step(`manifests removed (${prefix})`);
   const t0 = Date.now();
   for (const f of fs.readdirSync(a.manifests).filter((f) => f.startsWith(prefix))) fs.rmSync(path.join(a.manifests, f));
   for (;;) {
@@ -143,6 +150,9 @@ async function killAndWait(a, runtime, kills, random) {
   return out;
 }
 
+/** Progress on stderr (the figures go to stdout). */
+const step = (what) => console.error(`${new Date().toISOString()} ${what}`);
+
 async function cpuPercent(pid) {
   const before = cpuMs(pid);
   await sleep(CPU_WINDOW_S * 1000);
@@ -152,7 +162,9 @@ async function cpuPercent(pid) {
 /** Every figure for one agent, in one run of it. */
 async function phase(agent, round) {
   const dir = path.join(work, `${agent}-${round}`);
+  step(`round ${round}: ${agent} starting`);
   const a = await startAgent(agent, dir);
+  step(`round ${round}: ${agent} up`);
   current = a.stop;
   const runtime = new GrpcRuntime({ endpoint: a.containerd.endpoint });
   const f = {};

@@ -1,0 +1,51 @@
+// Runtime events (a container's exit pushed by the runtime) hasten the relist: the exit is seen
+// and the container restarted in the same round, not at the next relist period.
+import { ActionTag } from "../../assembly/core/model";
+import { started } from "./fake-node";
+
+describe("runtime events", () => {
+  it("an event makes the next poll relist, before the period is up", () => {
+    const node = started("u1", "Always");
+    node.step(); // whatever was due
+    const deadline = node.agent.pollDeadline();
+    expect(deadline).toBeGreaterThan(node.nowMs); // the next periodic relist is ahead
+    node.nowMs += 10;
+    node.agent.handleRuntimeEvent(node.nowMs);
+    expect(node.agent.pollDeadline()).toBe(node.nowMs);
+    const since = node.log.length;
+    node.step();
+    expect(node.count(ActionTag.Relist, since)).toBe(1);
+  });
+
+  it("a killed container is replaced within the same millisecond round, not a period later", () => {
+    const node = started("u1", "Always");
+    const before = node.newest("app")!;
+    node.exit("app", 137);
+    node.agent.handleRuntimeEvent(node.nowMs);
+    // A few rounds at the same time (relist, then the create and start it leads to), no clock jump.
+    for (let i = 0; i < 5; i++) node.step();
+    const after = node.newest("app")!;
+    expect(after.id).not.toBe(before.id);
+    expect(node.runningCount("app")).toBe(1);
+  });
+
+  it("a burst of events costs one relist", () => {
+    const node = started("u1", "Always");
+    node.step();
+    node.nowMs += 10;
+    for (let i = 0; i < 50; i++) node.agent.handleRuntimeEvent(node.nowMs);
+    const since = node.log.length;
+    node.step();
+    node.step();
+    expect(node.count(ActionTag.Relist, since)).toBe(1);
+  });
+
+  it("without events, the exit waits for the periodic relist", () => {
+    const node = started("u1", "Always");
+    const before = node.newest("app")!;
+    node.step();
+    node.exit("app", 137);
+    for (let i = 0; i < 5; i++) node.step();
+    expect(node.newest("app")!.id).toBe(before.id);
+  });
+});
