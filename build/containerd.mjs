@@ -231,5 +231,20 @@ export class PrivateContainerd {
     try {
       execFileSync("pkill", ["-9", "-f", `containerd-shim-runc-v2 -namespace k8s.io -id .* -address ${this.socket}`], { stdio: "ignore" });
     } catch {}
+    // Sandboxes' /dev/shm and containers' rootfs stay mounted with nobody left to unmount them;
+    // hundreds of stale mounts slow every later runc call on the machine (it reads mountinfo).
+    unmountUnder(this.dir);
+  }
+}
+
+/** Lazily unmounts every mount point under `dir`, deepest first. */
+export function unmountUnder(dir) {
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  const mounts = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4])
+    .filter((m) => m && (m === dir || m.startsWith(prefix))).sort((a, b) => b.length - a.length);
+  for (const mount of mounts) {
+    try {
+      execFileSync("umount", ["-l", mount], { stdio: "ignore" });
+    } catch {}
   }
 }

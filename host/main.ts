@@ -363,7 +363,7 @@ async function run(argv: string[]): Promise<number> {
   await loop.start();
   // Exits the runtime pushes are relisted at once; the periodic relist stays as the safety net.
   const runtimeEvents = new RuntimeEvents(runtime, {
-    onExit: () => loop.runtimeEvent(),
+    onExit: (containerId) => loop.runtimeEvent(containerId),
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
   });
   runtimeEvents.start();

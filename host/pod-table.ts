@@ -110,7 +110,10 @@ export class PodTable {
   }
 
   snapshot(): PodTableSnapshot {
-    const pods = [...this.rows.values()].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    // Code-unit order, not localeCompare: the same on every machine, and no ICU collation data
+    // paged in (about 3 MiB of the Node.js binary's resident pages).
+    const key = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
+    const pods = [...this.rows.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     return { writtenAtMs: Date.now(), nodeName: this.nodeName, pods, problems: this.problems };
   }
 

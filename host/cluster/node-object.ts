@@ -42,7 +42,7 @@ const MAX_NAMES_PER_IMAGE = 5;
 export function nodeImages(images: ImageInfo[]): { names: string[]; sizeBytes: number }[] {
   return [...images]
     .filter((i) => i.repoDigests.length + i.repoTags.length > 0)
-    .sort((a, b) => b.sizeBytes - a.sizeBytes || a.id.localeCompare(b.id))
+    .sort((a, b) => b.sizeBytes - a.sizeBytes || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, MAX_NODE_IMAGES)
     .map((i) => ({ names: [...i.repoDigests, ...i.repoTags].slice(0, MAX_NAMES_PER_IMAGE), sizeBytes: i.sizeBytes }));
 }

@@ -63,7 +63,7 @@ export class RuntimeEvents {
     stream.on("data", (message: any) => {
       announce();
       if (source === "containerd") {
-        this.exit("");
+        this.exit(taskExitContainerId(message));
       } else if (message?.containerEventType === "CONTAINER_STOPPED_EVENT") {
         this.exit(String(message.containerId ?? ""));
       }
@@ -96,4 +96,56 @@ export class RuntimeEvents {
     this.timer = setTimeout(() => this.open(), this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
   }
+}
+
+/**
+ * The container ID of a containerd task-exit envelope (Envelope.event, field 4, is an Any whose
+ * value, field 2, is a TaskExit whose container_id is field 1); empty when it does not parse.
+ * Three nested fields are read by hand rather than loading containerd's protos for them.
+ */
+export function taskExitContainerId(envelope: Buffer): string {
+  const any = protoField(envelope, 4);
+  const exit = any && protoField(any, 2);
+  const id = exit && protoField(exit, 1);
+  return id ? id.toString("utf8") : "";
+}
+
+/** The bytes of the first length-delimited field `wanted` of a protobuf message; undefined if absent or malformed. */
+export function protoField(message: Buffer, wanted: number): Buffer | undefined {
+  let at = 0;
+  const varint = (): number | undefined => {
+    let value = 0;
+    for (let shift = 0; shift < 70 && at < message.length; shift += 7) {
+      const byte = message[at++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if ((byte & 0x80) === 0) return value;
+    }
+    return undefined;
+  };
+  while (at < message.length) {
+    const tag = varint();
+    if (tag === undefined) return undefined;
+    const field = Math.floor(tag / 8);
+    switch (tag & 7) {
+      case 0:
+        if (varint() === undefined) return undefined;
+        break;
+      case 1:
+        at += 8;
+        break;
+      case 5:
+        at += 4;
+        break;
+      case 2: {
+        const length = varint();
+        if (length === undefined || at + length > message.length) return undefined;
+        if (field === wanted) return message.subarray(at, at + length);
+        at += length;
+        break;
+      }
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
 }

@@ -71,9 +71,13 @@ export function podManifest(name, { policy = "Always", script = "sleep 3600", gr
 }
 
 export class Nanolet {
-  /** `bin`: the executable to run (the source tree's by default; a benchmark may give an artifact's). */
-  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin }) {
-    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin });
+  /**
+   * `bin`: the executable to run (the source tree's by default; a benchmark may give an
+   * artifact's). `nodeArgs`: run `bin` as a script of this Node.js with these flags instead of by
+   * its own shebang (a benchmark comparing flags).
+   */
+  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin, nodeArgs }) {
+    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin, nodeArgs });
     this.lines = [];
     this.proc = undefined;
   }
@@ -83,7 +87,9 @@ export class Nanolet {
     // The kubelet API and healthz ports are off unless a test asks for them (tests run side by side).
     const ports = extraArgs.includes("--port") ? [] : ["--port", "0"];
     if (!extraArgs.includes("--healthz-port")) ports.push("--healthz-port", "0");
-    this.proc = spawn(this.bin, [
+    const [command, ...prefix] = this.nodeArgs ? [process.execPath, ...this.nodeArgs, this.bin] : [this.bin];
+    this.proc = spawn(command, [
+      ...prefix,
       "run",
       ...ports,
       ...extraArgs,
@@ -94,7 +100,7 @@ export class Nanolet {
       "--hostname-override", this.node,
       // Tests read debug lines; a benchmark passes its own verbosity.
       ...(extraArgs.includes("--v") ? [] : ["--v", "debug"]),
-    ], { stdio: ["ignore", "ignore", "pipe"] });
+    ], { stdio: ["ignore", "ignore", "pipe"], env: this.nodeArgs ? { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072" } : process.env });
     let buffer = "";
     this.proc.stderr.setEncoding("utf8");
     this.proc.stderr.on("data", (chunk) => {

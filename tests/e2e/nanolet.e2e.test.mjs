@@ -177,6 +177,22 @@ describe("nanolet on containerd", { concurrency: false }, () => {
     });
   });
 
+  test("a killed container is relisted on containerd's exit event, not at the next period, and replaced", { timeout: 90_000 }, async () => {
+    await withNanolet("exit-event", async (ctx) => {
+      const { manifestDir, nanolet } = ctx;
+      fs.writeFileSync(path.join(manifestDir, "k.yaml"), podManifest("k", { script: "exec sleep 3600" }));
+      // A relist period of a minute: a replacement within the test's wait can only come from the event.
+      nanolet.start(["--relist-period", "60s"]);
+      const pod = await nanolet.waitPod("k", (p) => p.phase === "Running" && p.containers[0]?.state === "running", "Running", 60_000);
+      const killed = pod.containers[0].containerId;
+      containerd.ctr("tasks", "kill", "-s", "SIGKILL", killed);
+      const replaced = await nanolet.waitPod("k", (p) => p.containers[0]?.state === "running" && p.containers[0].containerId !== killed, "a replacement running", 45_000);
+      assert.equal(replaced.containers[0].restartCount, 1);
+      assert.ok(nanolet.logLines(new RegExp(`msg="Relist asked by a runtime event" containerId=${killed}`)).length >= 1, "the exit came as an event");
+      assert.ok(nanolet.logLines(/msg="Runtime event source" source=(cri|containerd) reason=streaming/).length >= 1);
+    });
+  });
+
   test("the agent killed and restarted adopts the running pods instead of recreating them", { timeout: 60_000 }, async () => {
     await withNanolet("agent-crash", async (ctx) => {
       const { manifestDir, nanolet } = ctx;

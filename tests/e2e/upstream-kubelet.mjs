@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
-import { PrivateContainerd } from "../../build/containerd.mjs";
+import { PrivateContainerd, unmountUnder } from "../../build/containerd.mjs";
 import { Service, assetPath, freePort } from "./control-plane.mjs";
 import { waitFor } from "./harness.mjs";
 
@@ -112,6 +112,8 @@ export class UpstreamKubelet {
         // not a link of ours
       }
     }
+    // Its root directory is bind-mounted on itself, and its pods' volumes under it.
+    unmountUnder(this.dir);
     // Its cgroups (the pods' are gone with the containerd), leaf first.
     for (const hierarchy of cgroupHierarchies()) removeTree(path.join(hierarchy, this.cgroupRoot));
   }

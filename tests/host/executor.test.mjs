@@ -41,3 +41,26 @@ test("forty stops run at once and a start still gets a slot", async () => {
   const results = await Promise.all([...stops, ...starts, extra]);
   assert.ok(results.every((r) => r.outcome.tag === "ok"));
 });
+
+test("a container of a pod whose sandbox is up gets the next free slot before new sandboxes", async () => {
+  // Every RunPodSandbox and StartContainer waits until the test releases it, in call order.
+  const calls = [];
+  const hold = (what) => new Promise((resolve) => calls.push({ what, resolve }));
+  const runtime = { runPodSandbox: (config) => hold(`sandbox ${config.podName}`).then(() => `id-${config.podName}`), startContainer: (id) => hold(`start ${id}`) };
+  const executor = new Executor({ runtime, podLogsDir: "/tmp/nanolet-executor-test", log });
+  const sandbox = (i) => action(i, "run-sandbox", { podUid: `u${i}`, podName: `p${i}`, podNamespace: "default", attempt: 0, hostNetwork: true, cgroupParent: "", terminationGracePeriodSeconds: 30n });
+  const pending = Array.from({ length: 20 }, (_, i) => executor.execute(sandbox(i)));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(calls.length, DEFAULT_ACTION_CONCURRENCY, "the first sandboxes take every slot");
+  // The first pod's sandbox is up: its container's start waits behind 12 sandboxes in arrival order, but not by rank.
+  const start = executor.execute(action(100, "start-container", { containerId: "c0" }));
+  calls.shift().resolve();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(calls.at(-1).what, "start c0", "the freed slot went to the container, not to the ninth sandbox");
+  while (calls.length > 0) {
+    calls.shift().resolve();
+    await new Promise((r) => setImmediate(r));
+  }
+  const results = await Promise.all([...pending, start]);
+  assert.ok(results.every((r) => r.outcome.tag === "ok"), JSON.stringify(results.find((r) => r.outcome.tag !== "ok")));
+});

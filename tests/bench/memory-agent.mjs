@@ -1,0 +1,78 @@
+// The agent's RSS with PODS (50) pods running, for each way of running it in VARIANTS: the
+// source tree or the bundled artifact (`npm run artifact`), under Node.js flag sets. One private
+// containerd and one set of pods; the variants take turns adopting the running pods (an agent
+// restart leaves them running), ROUNDS (3) times in rotating order. Each variant settles
+// SETTLE_S (20) s after it sees every pod, then RSS (and its anonymous part: file-backed pages
+// are the Node.js binary's, shared and reclaimable) is read. Printed per variant: median
+// (min-max) and the ratio to the first variant. A benchmark, not a test: CI does not run it.
+//   npm run build && npm run artifact && node tests/bench/memory-agent.mjs
+import fs from "node:fs";
+import path from "node:path";
+import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
+import { Nanolet, nanoletBin, podManifest, repo, tempDir, waitFor } from "../e2e/harness.mjs";
+
+const PODS = Number(process.env.PODS ?? 50);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SETTLE_S = Number(process.env.SETTLE_S ?? 20);
+const version = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")).version;
+const artifactEntry = path.join(repo, `build/out/artifact/nanolet-${version}-linux-${process.arch}/lib/nanolet.mjs`);
+
+/** [name, entry script, Node.js flags]; the first is the baseline of the ratios. */
+const VARIANTS = [
+  ["source tree, bin/nanolet's flags", nanoletBin, ["--max-semi-space-size=1"]],
+  ["artifact, its launcher's flags", artifactEntry, ["--max-semi-space-size=1"]],
+  ["artifact + --no-opt", artifactEntry, ["--max-semi-space-size=1", "--no-opt"]],
+  ["artifact + --single-threaded", artifactEntry, ["--max-semi-space-size=1", "--single-threaded"]],
+  ["artifact + --max-old-space-size=32", artifactEntry, ["--max-semi-space-size=1", "--max-old-space-size=32"]],
+].filter(([, entry]) => fs.existsSync(entry));
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const status = (pid) => fs.readFileSync(`/proc/${pid}/status`, "utf8");
+const kib = (text, field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)[1]);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+ensurePackages();
+const work = tempDir("nanolet-memory-agent-");
+const containerd = new PrivateContainerd(path.join(work, "containerd"));
+await containerd.start();
+const manifests = path.join(work, "manifests");
+fs.mkdirSync(manifests);
+for (let i = 0; i < PODS; i++) fs.writeFileSync(path.join(manifests, `m${i}.yaml`), podManifest(`m${i}`, { script: "exec sleep 3600" }));
+
+const samples = VARIANTS.map(() => ({ rss: [], anon: [] }));
+let agent;
+process.once("SIGINT", async () => {
+  await agent?.stop();
+  await containerd.stop();
+  process.exit(130);
+});
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < VARIANTS.length; k++) {
+      const v = (k + round) % VARIANTS.length;
+      const [name, entry, flags] = VARIANTS[v];
+      agent = new Nanolet({ endpoint: containerd.endpoint, manifestDir: manifests, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: "memory", bin: entry, nodeArgs: flags })
+        .start(["--v", "info", "--max-pods", String(PODS + 10)]);
+      await waitFor(`${PODS} pods running under ${name}`, async () => {
+        const pods = await agent.pods().catch(() => []);
+        return pods.filter((p) => p.containers.length > 0 && p.containers.every((c) => c.state === "running")).length === PODS;
+      }, 600_000, 500);
+      await sleep(SETTLE_S * 1000);
+      const s = status(agent.proc.pid);
+      samples[v].rss.push(kib(s, "VmRSS") / 1024);
+      samples[v].anon.push(kib(s, "RssAnon") / 1024);
+      console.error(`round ${round + 1} ${name}: RSS ${(kib(s, "VmRSS") / 1024).toFixed(1)} MiB (anonymous ${(kib(s, "RssAnon") / 1024).toFixed(1)})`);
+      await agent.stop();
+      agent = undefined;
+    }
+  }
+} finally {
+  await agent?.stop();
+  await containerd.stop();
+}
+const base = median(samples[0].rss);
+console.log(`agent RSS with ${PODS} pods, idle (${ROUNDS} rounds; median (min-max) MiB; anonymous part; ratio to the first)`);
+for (let v = 0; v < VARIANTS.length; v++) {
+  const { rss, anon } = samples[v];
+  console.log(`  ${VARIANTS[v][0].padEnd(38)} ${median(rss).toFixed(1)} (${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)})  anon ${median(anon).toFixed(1)}  ${(median(rss) / base).toFixed(2)}`);
+}
