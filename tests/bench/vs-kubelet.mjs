@@ -34,7 +34,10 @@ const cpuMs = (pid) => {
   const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, USER_HZ 100
 };
-const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
+const statusMiB = (pid, field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
+const rssMiB = (pid) => statusMiB(pid, "VmRSS");
+/** RSS without file-backed pages (the executable's own code and data, shared and reclaimable). */
+const anonMiB = (pid) => statusMiB(pid, "RssAnon");
 
 /** A seeded generator (mulberry32): the kill delays are the same in every run. */
 function seeded(seed) {
@@ -61,6 +64,8 @@ const FIGURES = [
   ["rss10", "agent RSS, idle, 10 pods", "MiB"],
   ["rss50", "agent RSS, idle, 50 pods", "MiB"],
   ["rss100", "agent RSS, idle, 100 pods", "MiB"],
+  ["anon50", "agent anonymous RSS (no executable pages), idle, 50 pods", "MiB"],
+  ["anon100", "agent anonymous RSS (no executable pages), idle, 100 pods", "MiB"],
 ];
 
 const work = tempDir("nanolet-vs-kubelet-");
@@ -181,6 +186,7 @@ async function phase(agent, round) {
     f["start50.last"] = s50.lastMs;
     await sleep(SETTLE_S * 1000);
     f.rss50 = rssMiB(a.pid);
+    f.anon50 = anonMiB(a.pid);
     f.cpu50 = await cpuPercent(a.pid);
     f.restart = await killAndWait(a, runtime, KILLS, seeded(round));
     await removePods(a, runtime, "a");
@@ -189,6 +195,7 @@ async function phase(agent, round) {
     f["start100.last"] = s100.lastMs;
     await sleep(SETTLE_S * 1000);
     f.rss100 = rssMiB(a.pid);
+    f.anon100 = anonMiB(a.pid);
     f.cpu100 = await cpuPercent(a.pid);
     f.remove100 = await removePods(a, runtime, "b");
     await startPods(a, runtime, "c", 40, 30); // the default grace period
