@@ -92,13 +92,9 @@ export interface AgentLoopOptions {
 
 /** Pod directories are checked for orphans at most this often (upstream housekeeping: 2 s). */
 const ORPHAN_CLEANUP_INTERVAL_MS = 30_000;
-/**
- * Rechecks of a pushed exit a relist did not show yet: every 20 ms for up to half a second
- * (containerd 1.6's CRI plugin takes in an exit 100-200 ms after announcing it, once the task's
- * output is drained; a relist of 100 pods costs about a millisecond of the agent's CPU).
- */
-const EXIT_RECHECKS = 25;
-const EXIT_RECHECK_MS = 20;
+/** How often and how many times a pushed exit is checked until the CRI shows it (0.5 s in all). */
+const EXIT_CHECK_MS = 20;
+const EXIT_CHECKS = 25;
 
 /** A pod the node refused: where it came from, the field, why (a reason when admission refused it). */
 export interface PodRefusal {
@@ -137,9 +133,8 @@ export class AgentLoop {
   private relisting = false;
   /** Runtime events taken (each asks for a relist). */
   runtimeEvents = 0;
-  /** Exits pushed by the runtime that no relist has shown yet: container id -> rechecks made. */
-  private exitsAwaited = new Map<string, number>();
-  private exitRecheckTimer?: NodeJS.Timeout;
+  /** Exits pushed by the runtime that the CRI does not show yet (container ids). */
+  private exitsAwaited = new Set<string>();
   trapCount = 0;
   /** When a relist last succeeded (host ms; 0 before the first): the PLEG's health. */
   lastRelistOkMs = 0;
@@ -195,36 +190,37 @@ export class AgentLoop {
   runtimeEvent(containerId = ""): void {
     if (this.stopped || !this.core) return;
     this.runtimeEvents++;
-    if (containerId) {
-      this.options.log.log("debug", "Relist asked by a runtime event", { containerId });
-      this.exitsAwaited.set(containerId, this.exitsAwaited.get(containerId) ?? 0);
-    }
-    this.withCore((core) => core.handleRuntimeEvent?.(this.nowMs()));
-    this.schedulePump();
+    if (!containerId) return this.relistNow();
+    this.options.log.log("debug", "Relist asked by a runtime event", { containerId });
+    if (this.exitsAwaited.has(containerId)) return;
+    this.exitsAwaited.add(containerId);
+    void this.relistWhenExited(containerId);
   }
 
   /**
-   * containerd announces a task's exit before its CRI plugin has taken it in: a relist at once
-   * can still list the container running. An exit the relist did not show yet is asked about
-   * again shortly, a bounded number of times; past that the periodic relist has it.
+   * containerd announces a task's exit before its CRI plugin has taken it in (100-200 ms later,
+   * once the task's output is drained): a relist at once would still list the container running.
+   * So the one container is asked about (ContainerStatus, a small call) every 20 ms until the
+   * runtime says it is not running, for at most half a second, and then the core relists once.
+   * An ID the runtime does not know as a container (a sandbox's pause) is relisted at once.
    */
-  private recheckExits(snapshot: RuntimeSnapshot): void {
-    if (this.exitsAwaited.size === 0) return;
-    const running = new Set<string>();
-    for (const c of snapshot.containers) if (c.state === "running") running.add(c.id);
-    for (const s of snapshot.sandboxes) if (s.state === "ready") running.add(s.id);
-    let retryInMs = Infinity;
-    for (const [id, tries] of this.exitsAwaited) {
-      if (!running.has(id) || tries >= EXIT_RECHECKS) {
-        this.exitsAwaited.delete(id);
-        continue;
+  private async relistWhenExited(containerId: string): Promise<void> {
+    try {
+      for (let check = 0; check < EXIT_CHECKS && !this.stopped; check++) {
+        const state = await this.options.runtime.containerStatus(containerId).then((d) => d.state, () => "gone");
+        if (state !== "running") break;
+        await new Promise((resolve) => setTimeout(resolve, EXIT_CHECK_MS));
       }
-      this.exitsAwaited.set(id, tries + 1);
-      retryInMs = EXIT_RECHECK_MS;
+    } finally {
+      this.exitsAwaited.delete(containerId);
+      this.relistNow();
     }
-    if (retryInMs === Infinity) return;
-    clearTimeout(this.exitRecheckTimer);
-    this.exitRecheckTimer = setTimeout(() => this.runtimeEvent(), retryInMs);
+  }
+
+  private relistNow(): void {
+    if (this.stopped) return;
+    this.withCore((core) => core.handleRuntimeEvent?.(this.nowMs()));
+    this.schedulePump();
   }
 
   /** Every pod source has delivered its pods once: the core may relist and act. */
@@ -689,7 +685,6 @@ export class AgentLoop {
       if (!this.stopped) {
         this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
         this.checkpointBackOffs();
-        this.recheckExits(snapshot);
       }
       this.cleanupOrphanedPodDirs(snapshot);
     } catch (error) {
@@ -720,7 +715,6 @@ export class AgentLoop {
     this.stopped = true;
     clearTimeout(this.sourcesTimer);
     clearTimeout(this.timer);
-    clearTimeout(this.exitRecheckTimer);
     clearInterval(this.statsTimer);
   }
 }

@@ -7,6 +7,7 @@
 // (min-max) and the ratio to the first variant. A benchmark, not a test: CI does not run it.
 //   npm run build && npm run artifact && node tests/bench/memory-agent.mjs
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
 import { Nanolet, nanoletBin, podManifest, repo, tempDir, waitFor } from "../e2e/harness.mjs";
@@ -27,6 +28,14 @@ const VARIANTS = [
 ].filter(([, entry]) => fs.existsSync(entry));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** The agent's own view of its heap (the control socket's /debug/memory). */
+const debugMemory = (socketPath) => new Promise((resolve, reject) => {
+  http.get({ socketPath, path: "/debug/memory" }, (res) => {
+    let body = "";
+    res.on("data", (d) => (body += d));
+    res.on("end", () => resolve(JSON.parse(body)));
+  }).on("error", reject);
+});
 const status = (pid) => fs.readFileSync(`/proc/${pid}/status`, "utf8");
 const kib = (text, field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)[1]);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -59,6 +68,11 @@ try {
       }, 600_000, 500);
       await sleep(SETTLE_S * 1000);
       const s = status(agent.proc.pid);
+      const v8 = await debugMemory(path.join(work, "root", "nanolet.sock"));
+      if (round === 0) {
+        const spaces = v8.heapSpaces.filter((x) => x.space_used_size > 100_000).map((x) => `${x.space_name} ${(x.space_used_size / 1048576).toFixed(1)}`).join(", ");
+        console.error(`  ${name}: V8 heap ${(v8.process.heapTotal / 1048576).toFixed(1)} MiB (${spaces}), external ${(v8.process.external / 1048576).toFixed(1)} MiB`);
+      }
       samples[v].rss.push(kib(s, "VmRSS") / 1024);
       samples[v].anon.push(kib(s, "RssAnon") / 1024);
       console.error(`round ${round + 1} ${name}: RSS ${(kib(s, "VmRSS") / 1024).toFixed(1)} MiB (anonymous ${(kib(s, "RssAnon") / 1024).toFixed(1)})`);
