@@ -8,6 +8,12 @@ import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
 import { MemoryLogger } from "../../dist/log.js";
 import { PodTable } from "../../dist/pod-table.js";
 import { RuntimeError } from "../../dist/cri/runtime.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** This file's own pod log directory: test files run side by side and share /tmp. */
+const LOGS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-test-logs-"));
 
 const pod = (name, { image = "busybox", containers = ["app"], policy = "Always", pull = "" } = {}) => ({
   origin: `${name}.yaml`,
@@ -32,7 +38,7 @@ function harness(options = {}) {
   const log = new MemoryLogger();
   const table = new PodTable("n");
   const loop = new AgentLoop({
-    runtime, log, podTable: table, podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent",
+    runtime, log, podTable: table, podLogsDir: LOGS_DIR, cgroupRoot: "/nonexistent",
     core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
     ...options,
   });
@@ -51,7 +57,7 @@ test("pods start on the runtime and their status reaches the pod table", async (
   assert.equal(sandbox.labels["nanolet.io/managed"], "true");
   assert.equal(sandbox.labels["io.kubernetes.pod.uid"], "uid-web");
   assert.equal(sandbox.config.cgroupParent, "/kubepods/besteffort/poduid-web");
-  assert.equal(sandbox.config.logDirectory, "/tmp/nanolet-test-logs/default_web_uid-web");
+  assert.equal(sandbox.config.logDirectory, `${LOGS_DIR}/default_web_uid-web`);
   h.loop.stop();
 });
 

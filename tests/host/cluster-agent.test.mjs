@@ -13,6 +13,10 @@ import { MemoryLogger } from "../../dist/log.js";
 import { PodTable } from "../../dist/pod-table.js";
 import { podFromManifest } from "../../dist/sources/manifest.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+import path from "node:path";
+
+/** This file's own pod log directory: test files run side by side and share /tmp. */
+const LOGS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-test-logs-"));
 
 const NODE = "n1";
 
@@ -35,7 +39,7 @@ async function setup(t) {
   let handlePodsCalls = 0;
   let cluster;
   const loop = new AgentLoop({
-    runtime, log, podTable: new PodTable(NODE), podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent",
+    runtime, log, podTable: new PodTable(NODE), podLogsDir: LOGS_DIR, cgroupRoot: "/nonexistent",
     core: { nodeName: NODE, ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
     onAction: (a) => cluster?.onAction(a),
     createCore: async (config) => {

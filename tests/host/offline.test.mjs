@@ -20,6 +20,9 @@ import { ObjectStore } from "../../dist/volumes/object-store.js";
 import { TokenManager } from "../../dist/volumes/token-manager.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
 
+/** This file's own pod log directory: test files run side by side and share /tmp. */
+const LOGS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-test-logs-"));
+
 const NODE = "edge-1";
 const tmp = (prefix) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 
@@ -76,7 +79,7 @@ test("checkpoints: durable, root-only, unchanged items not rewritten, every corr
 async function agent(api, runtime, checkpointDir, log = new MemoryLogger()) {
   let cluster;
   const loop = new AgentLoop({
-    runtime, log, podTable: new PodTable(NODE), podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent",
+    runtime, log, podTable: new PodTable(NODE), podLogsDir: LOGS_DIR, cgroupRoot: "/nonexistent",
     core: { nodeName: NODE, ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
     onAction: (a) => cluster?.onAction(a),
   });
@@ -197,7 +200,7 @@ test("the crash-loop back-off survives an agent restart (checkpointed after each
   const core = { nodeName: NODE, ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50, backoffInitialMs: 1000, backoffMaxMs: 60_000 };
   const pod = { spec: podFromManifestLike("crashy"), origin: "test" };
   const start = async () => {
-    const loop = new AgentLoop({ runtime, log: new MemoryLogger(), podTable: new PodTable(NODE), podLogsDir: "/tmp/nanolet-test-logs", cgroupRoot: "/nonexistent", core, backOffCheckpoints: new CheckpointStore(dir, "back-off", new MemoryLogger()) });
+    const loop = new AgentLoop({ runtime, log: new MemoryLogger(), podTable: new PodTable(NODE), podLogsDir: LOGS_DIR, cgroupRoot: "/nonexistent", core, backOffCheckpoints: new CheckpointStore(dir, "back-off", new MemoryLogger()) });
     await loop.start();
     loop.setPods({ pods: [pod], problems: [] });
     return loop;
