@@ -237,14 +237,22 @@ export class PrivateContainerd {
   }
 }
 
-/** Lazily unmounts every mount point under `dir`, deepest first. */
-export function unmountUnder(dir) {
+/** The mount points at or under `dir`, deepest first. */
+export function mountsUnder(dir) {
   const prefix = dir.endsWith("/") ? dir : `${dir}/`;
-  const mounts = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4])
+  return fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4])
     .filter((m) => m && (m === dir || m.startsWith(prefix))).sort((a, b) => b.length - a.length);
-  for (const mount of mounts) {
+}
+
+/** Lazily unmounts every mount point under `dir`, deepest first; returns those that would not go. */
+export function unmountUnder(dir) {
+  const stuck = [];
+  for (const mount of mountsUnder(dir)) {
     try {
       execFileSync("umount", ["-l", mount], { stdio: "ignore" });
-    } catch {}
+    } catch {
+      stuck.push(mount);
+    }
   }
+  return stuck;
 }

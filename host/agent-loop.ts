@@ -131,8 +131,6 @@ export class AgentLoop {
   private nowMs: () => number;
   /** Relists in flight; at most one, enforced by the core. */
   private relisting = false;
-  /** Runtime events taken (each asks for a relist). */
-  runtimeEvents = 0;
   /** Exits pushed by the runtime that the CRI does not show yet (container ids). */
   private exitsAwaited = new Set<string>();
   trapCount = 0;
@@ -189,7 +187,6 @@ export class AgentLoop {
    */
   runtimeEvent(containerId = ""): void {
     if (this.stopped || !this.core) return;
-    this.runtimeEvents++;
     if (!containerId) return this.relistNow();
     this.options.log.log("debug", "Relist asked by a runtime event", { containerId });
     if (this.exitsAwaited.has(containerId)) return;

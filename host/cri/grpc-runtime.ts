@@ -25,6 +25,7 @@ import {
   type SecurityProfile,
 } from "./runtime.js";
 import { CRI_PROTO_PATH } from "../asset-paths.js";
+import { bytesField } from "../proto-wire.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
@@ -312,8 +313,7 @@ export class GrpcRuntime implements Runtime {
    * filter already says each one is an exit, and a relist reads the rest.
    */
   containerdTaskExits(): grpc.ClientReadableStream<Buffer> {
-    const filter = Buffer.from('topic=="/tasks/exit",namespace=="k8s.io"');
-    const request = Buffer.concat([Buffer.from([0x0a]), varint(filter.length), filter]);
+    const request = bytesField(1, 'topic=="/tasks/exit",namespace=="k8s.io"');
     return this.runtimeClient.makeServerStreamRequest(
       "/containerd.services.events.v1.Events/Subscribe",
       (bytes: Buffer) => bytes,
@@ -397,15 +397,4 @@ function sandboxConfigMessage(config: SandboxConfig): Message {
       sysctls: security?.sysctls ?? {},
     },
   };
-}
-
-/** A protobuf varint (lengths of a hand-written message). */
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  while (value > 0x7f) {
-    bytes.push((value & 0x7f) | 0x80);
-    value >>>= 7;
-  }
-  bytes.push(value);
-  return Buffer.from(bytes);
 }

@@ -5,6 +5,7 @@
 // a stream that breaks (the runtime restarted) is opened again after a back-off. Events only
 // hasten relists: the periodic relist stays on, so a lost event costs at most one period.
 import * as grpc from "@grpc/grpc-js";
+import { readBytesField } from "../proto-wire.js";
 
 export type RuntimeEventSourceName = "cri" | "containerd" | "none";
 
@@ -31,8 +32,6 @@ export class RuntimeEvents {
   private stopped = false;
   /** The source being tried or used. */
   source: RuntimeEventSourceName = "cri";
-  /** Exits received (metrics, tests). */
-  exits = 0;
 
   constructor(private streams: RuntimeEventStreams, private options: RuntimeEventsOptions) {}
 
@@ -63,9 +62,9 @@ export class RuntimeEvents {
     stream.on("data", (message: any) => {
       announce();
       if (source === "containerd") {
-        this.exit(taskExitContainerId(message));
+        this.options.onExit(taskExitContainerId(message));
       } else if (message?.containerEventType === "CONTAINER_STOPPED_EVENT") {
-        this.exit(String(message.containerId ?? ""));
+        this.options.onExit(String(message.containerId ?? ""));
       }
     });
     stream.on("error", (error: grpc.ServiceError) => {
@@ -83,11 +82,6 @@ export class RuntimeEvents {
     });
   }
 
-  private exit(containerId: string): void {
-    this.exits++;
-    this.options.onExit(containerId);
-  }
-
   /** The stream broke (a runtime restart): opened again after a doubling wait. */
   private retry(reason: string): void {
     this.stream = undefined;
@@ -101,51 +95,10 @@ export class RuntimeEvents {
 /**
  * The container ID of a containerd task-exit envelope (Envelope.event, field 4, is an Any whose
  * value, field 2, is a TaskExit whose container_id is field 1); empty when it does not parse.
- * Three nested fields are read by hand rather than loading containerd's protos for them.
  */
 export function taskExitContainerId(envelope: Buffer): string {
-  const any = protoField(envelope, 4);
-  const exit = any && protoField(any, 2);
-  const id = exit && protoField(exit, 1);
+  const any = readBytesField(envelope, 4);
+  const exit = any && readBytesField(any, 2);
+  const id = exit && readBytesField(exit, 1);
   return id ? id.toString("utf8") : "";
-}
-
-/** The bytes of the first length-delimited field `wanted` of a protobuf message; undefined if absent or malformed. */
-export function protoField(message: Buffer, wanted: number): Buffer | undefined {
-  let at = 0;
-  const varint = (): number | undefined => {
-    let value = 0;
-    for (let shift = 0; shift < 70 && at < message.length; shift += 7) {
-      const byte = message[at++]!;
-      value += (byte & 0x7f) * 2 ** shift;
-      if ((byte & 0x80) === 0) return value;
-    }
-    return undefined;
-  };
-  while (at < message.length) {
-    const tag = varint();
-    if (tag === undefined) return undefined;
-    const field = Math.floor(tag / 8);
-    switch (tag & 7) {
-      case 0:
-        if (varint() === undefined) return undefined;
-        break;
-      case 1:
-        at += 8;
-        break;
-      case 5:
-        at += 4;
-        break;
-      case 2: {
-        const length = varint();
-        if (length === undefined || at + length > message.length) return undefined;
-        if (field === wanted) return message.subarray(at, at + length);
-        at += length;
-        break;
-      }
-      default:
-        return undefined;
-    }
-  }
-  return undefined;
 }

@@ -7,6 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { ProbeHandler, ProbeOutcome, ProbeRequest } from "../core-types.js";
 import { GrpcCode, RuntimeError, type Runtime } from "../cri/runtime.js";
 import { KUBELET_VERSION } from "../cluster/node-object.js";
+import { bytesField, readVarintField } from "../proto-wire.js";
 
 /** Upstream keeps at most this much of a probe's output or response body. */
 const MAX_OUTPUT_BYTES = 10 * 1024;
@@ -156,39 +157,14 @@ function tcpProbe(host: string, port: string, timeoutMs: number): Promise<ProbeF
   });
 }
 
-/** grpc.health.v1 HealthCheckRequest { string service = 1; }, encoded by hand (one field). */
+/** grpc.health.v1 HealthCheckRequest { string service = 1; }: empty when no service is named. */
 function encodeHealthRequest(service: string): Buffer {
-  if (service === "") return Buffer.alloc(0);
-  const text = Buffer.from(service);
-  return Buffer.concat([Buffer.from([0x0a]), varint(text.length), text]);
-}
-
-function varint(n: number): Buffer {
-  const bytes: number[] = [];
-  while (n > 0x7f) {
-    bytes.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  bytes.push(n);
-  return Buffer.from(bytes);
+  return service === "" ? Buffer.alloc(0) : bytesField(1, service);
 }
 
 /** HealthCheckResponse { ServingStatus status = 1; }: the status number, 0 when absent. */
 function decodeHealthStatus(bytes: Buffer): number {
-  for (let i = 0; i < bytes.length; ) {
-    const key = bytes[i++];
-    let value = 0;
-    let shift = 0;
-    while (i < bytes.length) {
-      const b = bytes[i++];
-      value |= (b & 0x7f) << shift;
-      shift += 7;
-      if ((b & 0x80) === 0) break;
-    }
-    if (key === 0x08) return value;
-    if ((key & 7) === 2) i += value; // skip an unknown length-delimited field
-  }
-  return 0;
+  return readVarintField(bytes, 1) ?? 0;
 }
 
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];

@@ -181,32 +181,30 @@ async function phase(agent, round) {
     await sleep(SETTLE_S * 1000);
     f.rss10 = rssMiB(a.pid);
     await removePods(a, runtime, "w");
-    const s50 = await startPods(a, runtime, "a", 50, 2);
-    f["start50.first"] = s50.firstMs;
-    f["start50.last"] = s50.lastMs;
-    await sleep(SETTLE_S * 1000);
-    f.rss50 = rssMiB(a.pid);
-    f.anon50 = anonMiB(a.pid);
-    f.cpu50 = await cpuPercent(a.pid);
+    /** `count` pods started at once, then the agent idle with them: start times, memory, CPU. */
+    const startAndIdle = async (prefix, count) => {
+      const started = await startPods(a, runtime, prefix, count, 2);
+      f[`start${count}.first`] = started.firstMs;
+      f[`start${count}.last`] = started.lastMs;
+      await sleep(SETTLE_S * 1000);
+      f[`rss${count}`] = rssMiB(a.pid);
+      f[`anon${count}`] = anonMiB(a.pid);
+      f[`cpu${count}`] = await cpuPercent(a.pid);
+    };
+    await startAndIdle("a", 50);
     f.restart = await killAndWait(a, runtime, KILLS, seeded(round));
     await removePods(a, runtime, "a");
-    const s100 = await startPods(a, runtime, "b", 100, 2);
-    f["start100.first"] = s100.firstMs;
-    f["start100.last"] = s100.lastMs;
-    await sleep(SETTLE_S * 1000);
-    f.rss100 = rssMiB(a.pid);
-    f.anon100 = anonMiB(a.pid);
-    f.cpu100 = await cpuPercent(a.pid);
+    await startAndIdle("b", 100);
     f.remove100 = await removePods(a, runtime, "b");
     await startPods(a, runtime, "c", 40, 30); // the default grace period
     f.remove40 = await removePods(a, runtime, "c");
   } finally {
-    runtime.close?.();
+    runtime.close();
     current = undefined;
     await a.stop();
   }
-  const show = (k, v) => (Array.isArray(v) ? `${median(v).toFixed(0)} (${Math.min(...v)}-${Math.max(...v)})` : Number.isInteger(v) ? String(v) : v.toFixed(2));
-  console.log(`round ${round} ${agent}: ${FIGURES.map(([k]) => `${k}=${show(k, f[k])}`).join(" ")}`);
+  const show = (v) => (Array.isArray(v) ? `${median(v).toFixed(0)} (${Math.min(...v)}-${Math.max(...v)})` : Number.isInteger(v) ? String(v) : v.toFixed(2));
+  console.log(`round ${round} ${agent}: ${FIGURES.map(([k]) => `${k}=${show(f[k])}`).join(" ")}`);
   return f;
 }
 

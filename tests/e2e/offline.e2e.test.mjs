@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { mountsUnder, unmountUnder } from "../../build/containerd.mjs";
 import { TestCluster } from "./cluster-harness.mjs";
 import { controlPlaneSkipReason } from "./control-plane.mjs";
 import { Nanolet, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
@@ -27,9 +28,6 @@ function podObject(name, spec) {
 const container = (name, script, extra = {}) => ({ name, image: "busybox", imagePullPolicy: "IfNotPresent", command: ["/bin/sh", "-c", script], ...extra });
 
 /** Mount points under `dir` in this machine's mount table, deepest first. */
-function mountsUnder(dir) {
-  return fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4]).filter((m) => m && m.startsWith(dir)).sort((a, b) => b.length - a.length);
-}
 
 if (skip) {
   describe("offline autonomy", () => test(`skipped: ${skip}`, { skip }, () => {}));
@@ -89,7 +87,7 @@ if (skip) {
         execFileSync("pkill", ["-9", "-f", `containerd-shim-runc-v2 -namespace k8s.io -id .* -address ${cluster.containerd.socket}`], { stdio: "ignore" });
       } catch {}
       cluster.containerd.kill9();
-      for (const mount of mountsUnder(rootDir)) execFileSync("umount", ["-l", mount]);
+      assert.deepEqual(unmountUnder(rootDir), [], "every tmpfs of the node's volumes unmounted");
       await cluster.stopApiserver();
 
       await cluster.containerd.start({ images: false });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import https from "node:https";
 import path from "node:path";
+import { mountsUnder } from "../../build/containerd.mjs";
 import { TestCluster } from "./cluster-harness.mjs";
 import { controlPlaneSkipReason, freePort } from "./control-plane.mjs";
 import { Nanolet, tempDir, waitFor } from "./harness.mjs";
@@ -27,11 +28,6 @@ function podObject(name, spec) {
 }
 
 const container = (name, script, extra = {}) => ({ name, image: "busybox", imagePullPolicy: "IfNotPresent", command: ["/bin/sh", "-c", script], ...extra });
-
-/** Mount points under `dir` in this machine's mount table. */
-function mountsUnder(dir) {
-  return fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4]).filter((m) => m && m.startsWith(dir));
-}
 
 /** One HTTPS request to the apiserver with a bearer token: { code, body }. */
 function apiRequest(server, ca, token, method, pathname, body) {

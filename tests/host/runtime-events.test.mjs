@@ -1,10 +1,11 @@
-// Runtime events: the containerd task-exit envelope's container ID read by hand, and the source
+// Runtime events: the containerd task-exit envelope's container ID read by hand (host/proto-wire.ts), and the source
 // chosen in order (CRI's GetContainerEvents, then containerd's events, then none), with a broken
 // stream opened again. The real streams on a real containerd are in tests/e2e/nanolet.e2e.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { RuntimeEvents, protoField, taskExitContainerId } from "../../dist/cri/runtime-events.js";
+import { RuntimeEvents, taskExitContainerId } from "../../dist/cri/runtime-events.js";
+import { bytesField as wireBytes, readBytesField, readVarintField } from "../../dist/proto-wire.js";
 
 /** Protobuf bytes: a length-delimited field, and a varint field. */
 const bytesField = (field, body) => Buffer.concat([Buffer.from([(field << 3) | 2, body.length]), body]);
@@ -21,7 +22,14 @@ test("the container ID of a containerd task-exit envelope; malformed envelopes g
   assert.equal(taskExitContainerId(Buffer.alloc(0)), "");
   assert.equal(taskExitContainerId(Buffer.from([0x22, 0x50, 0x01])), "", "a length past the end");
   assert.equal(taskExitContainerId(Buffer.from([0x23])), "", "an unknown wire type");
-  assert.equal(protoField(Buffer.concat([varintField(1, 5), bytesField(2, Buffer.from("x"))]), 2).toString(), "x", "varint fields are skipped");
+  assert.equal(readBytesField(Buffer.concat([varintField(1, 5), bytesField(2, Buffer.from("x"))]), 2).toString(), "x", "varint fields are skipped");
+  assert.equal(readVarintField(Buffer.concat([bytesField(2, Buffer.from("x")), varintField(1, 5)]), 1), 5);
+  assert.equal(readVarintField(bytesField(1, Buffer.from("x")), 1), undefined, "a field of another wire type");
+  // The gRPC health check a probe sends and reads: HealthCheckRequest{service: "svc"}, HealthCheckResponse{status: SERVING}.
+  assert.deepEqual(wireBytes(1, "svc"), Buffer.from([0x0a, 3, 0x73, 0x76, 0x63]));
+  assert.equal(readVarintField(Buffer.from([0x08, 1]), 1), 1);
+  // The writer is what the reader reads (lengths past 127 take two bytes).
+  assert.equal(readBytesField(wireBytes(3, "y".repeat(300)), 3).toString(), "y".repeat(300));
 });
 
 /** A stream as grpc-js gives it: an emitter with cancel(). */
