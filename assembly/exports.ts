@@ -199,6 +199,10 @@ export function agentHandleRuntimeEvent(rep: i32, nowMs: u64): void {
   agentOf(rep).handleRuntimeEvent(nowMs);
 }
 
+export function agentHandleEventStream(rep: i32, nowMs: u64, streaming: bool): void {
+  agentOf(rep).handleEventStream(nowMs, streaming);
+}
+
 export function agentRestoreBackOffs(rep: i32, nowMs: u64, entriesPtr: usize, entriesLen: u32): void {
   const entries = liftListParts<BackOffCheckpoint>(entriesPtr, entriesLen, BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint);
   resetArgumentArena();

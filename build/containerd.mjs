@@ -155,10 +155,14 @@ function waitForSocket(socket, timeoutMs) {
 /**
  * A private containerd under `dir`. `start()` launches it and imports the images;
  * `kill9()` and `start()` again simulate a crash; `stop()` ends it and cleans up its pods.
+ * `binDir`: where containerd, its shim and ctr are (build/containerd2.mjs's 2.x); the
+ * machine's (Debian's 1.6) by default. containerd 2.x reads this version-2 config by migrating it.
  */
 export class PrivateContainerd {
-  constructor(dir) {
+  constructor(dir, { binDir } = {}) {
     this.dir = dir;
+    this.binDir = binDir;
+    this.ctrBin = binDir ? path.join(binDir, "ctr") : "ctr";
     this.socket = path.join(dir, "containerd.sock");
     this.endpoint = `unix://${this.socket}`;
     this.child = undefined;
@@ -181,7 +185,10 @@ export class PrivateContainerd {
     const configFile = path.join(this.dir, "config.toml");
     fs.writeFileSync(configFile, configToml(this.dir));
     const logFile = fs.openSync(path.join(this.dir, "containerd.log"), "a");
-    this.child = spawn("containerd", ["--config", configFile], { stdio: ["ignore", logFile, logFile], detached: true });
+    // containerd finds its shim on the PATH: the 2.x shim beside a 2.x containerd.
+    const env = this.binDir ? { ...process.env, PATH: `${this.binDir}:${process.env.PATH}` } : process.env;
+    const bin = this.binDir ? path.join(this.binDir, "containerd") : "containerd";
+    this.child = spawn(bin, ["--config", configFile], { stdio: ["ignore", logFile, logFile], detached: true, env });
     fs.closeSync(logFile);
     this.child.unref();
     fs.writeFileSync(path.join(this.dir, "containerd.pid"), String(this.child.pid));
@@ -192,7 +199,7 @@ export class PrivateContainerd {
   importImages() {
     const { pauseTar, busyboxTar } = buildImages();
     for (const tar of [pauseTar, busyboxTar]) {
-      execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", "images", "import", tar], { stdio: "ignore" });
+      execFileSync(this.ctrBin, ["--address", this.socket, "-n", "k8s.io", "images", "import", tar], { stdio: "ignore" });
     }
   }
 
@@ -203,7 +210,7 @@ export class PrivateContainerd {
   }
 
   ctr(...args) {
-    return execFileSync("ctr", ["--address", this.socket, "-n", "k8s.io", ...args], { encoding: "utf8" });
+    return execFileSync(this.ctrBin, ["--address", this.socket, "-n", "k8s.io", ...args], { encoding: "utf8" });
   }
 
   /** Stops every container and sandbox, then containerd, and removes what it left outside `dir`. */

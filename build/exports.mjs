@@ -20,6 +20,7 @@ export const EXPORT_NAMES = [
   ["agentBackOffs", `${AGENT}#[method]agent.back-offs`, "postReturn"],
   ["agentRestoreBackOffs", `${AGENT}#[method]agent.restore-back-offs`],
   ["agentHandleRuntimeEvent", `${AGENT}#[method]agent.handle-runtime-event`],
+  ["agentHandleEventStream", `${AGENT}#[method]agent.handle-event-stream`],
   ["echoPods", `${CHECK}#echo-pods`, "postReturn"],
   ["echoRejections", `${CHECK}#echo-rejections`, "postReturn"],
   ["echoSnapshot", `${CHECK}#echo-snapshot`, "postReturn"],

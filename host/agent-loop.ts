@@ -194,6 +194,24 @@ export class AgentLoop {
     void this.relistWhenExited(containerId);
   }
 
+  /** A CRI container event: the CRI already shows the change, so the core relists at once. */
+  runtimeChange(containerId: string, kind: string): void {
+    if (this.stopped || !this.core) return;
+    this.options.log.log("debug", "Relist asked by a runtime event", { containerId, event: kind });
+    this.relistNow();
+  }
+
+  /**
+   * The CRI event stream came up, or broke: the core slows its periodic relist to the evented
+   * period while it streams, and returns to the configured one when not (relisting at once).
+   */
+  eventStream(streaming: boolean): void {
+    if (this.stopped || !this.core) return;
+    this.options.log.log("info", streaming ? "Runtime events drive the relist" : "Runtime events stopped; relisting every period", { streaming });
+    this.withCore((core) => core.handleEventStream?.(this.nowMs(), streaming));
+    this.schedulePump();
+  }
+
   /**
    * containerd announces a task's exit before its CRI plugin has taken it in (100-200 ms later,
    * once the task's output is drained): a relist at once would still list the container running.

@@ -139,6 +139,7 @@ export interface Core {
   restoreBackOffs?(nowMs: number, entries: BackOffEntry[]): void;
   /** The runtime pushed a container change: the core relists at its next poll. */
   handleRuntimeEvent?(nowMs: number): void;
+  handleEventStream?(nowMs: number, streaming: boolean): void;
 }
 
 /** One container's crash-loop back-off (WIT `back-off-checkpoint`), in host numbers. */
@@ -267,6 +268,11 @@ export class CoreAgent implements Core {
   handleRuntimeEvent(nowMs: number): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-runtime-event", () => this.agent.handleRuntimeEvent(now));
+  }
+
+  handleEventStream(nowMs: number, streaming: boolean): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-event-stream", () => this.agent.handleEventStream(now, streaming));
   }
 
   restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {

@@ -361,9 +361,12 @@ async function run(argv: string[]): Promise<number> {
   // and, with a cluster, the apiserver's first pod list.
   loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
   await loop.start();
-  // Exits the runtime pushes are relisted at once; the periodic relist stays as the safety net.
+  // Changes the runtime pushes are relisted at once; the periodic relist stays as the safety net
+  // (every five minutes while the CRI event stream brings every change).
   const runtimeEvents = new RuntimeEvents(runtime, {
     onExit: (containerId) => loop.runtimeEvent(containerId),
+    onChange: (containerId, kind) => loop.runtimeChange(containerId, kind),
+    onEventStream: (streaming) => loop.eventStream(streaming),
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
   });
   runtimeEvents.start();

@@ -114,6 +114,12 @@ export class Agent {
     this.ctx.relistRequested = true;
   }
 
+  /// The runtime's stream of every container change is up, or given up on (see RelistIntake).
+  handleEventStream(nowMs: u64, streaming: bool): void {
+    this.ctx.nowMs = nowMs;
+    this.intake.eventStream(nowMs, streaming);
+  }
+
   handleActionResults(nowMs: u64, results: ActionResult[]): void {
     this.ctx.nowMs = nowMs;
     for (let i = 0; i < results.length; i++) this.results.apply(nowMs, results[i]);

@@ -13,6 +13,9 @@ const BACKOFF_COLLECT_PERIOD_MS: u64 = 60_000;
 /// A relist unanswered for this long is given up and asked again: a host that lost the answer
 /// must not freeze every pod. (A real relist ends sooner: each CRI call has its own deadline.)
 export const RELIST_ANSWER_TIMEOUT_MS: u64 = 30_000;
+/// Upstream's eventedPlegRelistPeriod: while the runtime's event stream brings each change, a
+/// relist every five minutes only catches what a lost event would hide.
+export const EVENTED_RELIST_PERIOD_MS: u64 = 300_000;
 
 export class RelistIntake {
   private pleg: Pleg = new Pleg();
@@ -51,6 +54,21 @@ export class RelistIntake {
     }
   }
 
+  /// The period between relists now: the configured one, or the evented one while the runtime
+  /// streams its changes.
+  periodMs(): u64 {
+    return this.ctx.eventedRelist ? EVENTED_RELIST_PERIOD_MS : this.ctx.config.relistPeriodMs;
+  }
+
+  /// The runtime's event stream came up (`streaming`) or was given up on. Either way a relist
+  /// follows at once: changes made while no stream was listening came as no event. Back on the
+  /// configured period, a relist due later than one period from now is brought forward.
+  eventStream(nowMs: u64, streaming: bool): void {
+    this.ctx.eventedRelist = streaming;
+    this.ctx.relistRequested = true;
+    if (!streaming && this.nextAtMs > nowMs + this.ctx.config.relistPeriodMs) this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
+  }
+
   /// When a relist is next due, or given up on.
   deadline(): u64 {
     if (this.inFlightId == 0) return this.ctx.relistRequested ? this.ctx.nowMs : this.nextAtMs;
@@ -61,7 +79,7 @@ export class RelistIntake {
   takeFailure(nowMs: u64, actionId: u64): bool {
     if (actionId != this.inFlightId || this.inFlightId == 0) return false;
     this.inFlightId = 0;
-    this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
+    this.nextAtMs = nowMs + this.periodMs();
     return true;
   }
 
@@ -75,7 +93,7 @@ export class RelistIntake {
       return;
     }
     this.inFlightId = 0;
-    this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
+    this.nextAtMs = nowMs + this.periodMs();
     this.newestListedAtMs = snapshot.listedAtMs;
     this.seenRuntime = true;
     if (nowMs >= this.nextBackoffCollectAtMs) {

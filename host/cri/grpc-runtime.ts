@@ -322,6 +322,11 @@ export class GrpcRuntime implements Runtime {
     );
   }
 
+  /** Whether the runtime's connection is up (an event stream opened now reaches it). */
+  connected(): boolean {
+    return this.runtimeClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+  }
+
   close(): void {
     this.runtimeClient.close();
     this.imageClient.close();

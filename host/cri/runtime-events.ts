@@ -1,9 +1,13 @@
-// Exits pushed by the runtime, so that a container that died is relisted at once instead of at
-// the next relist period (on average half a period later). Sources, tried in order: CRI's
-// GetContainerEvents (KEP-3386; containerd 1.7+, CRI-O), then containerd's own event service
-// (task exits; containerd 1.6 has no CRI events). A source that says UNIMPLEMENTED is skipped;
-// a stream that breaks (the runtime restarted) is opened again after a back-off. Events only
-// hasten relists: the periodic relist stays on, so a lost event costs at most one period.
+// Container changes pushed by the runtime, so that a change is relisted at once instead of at the
+// next relist period. Sources, tried in order:
+// - CRI's GetContainerEvents (KEP-3386; containerd 1.7+ and 2.x, CRI-O): every container and
+//   sandbox created, started, stopped and deleted. While it streams, the core relists only every
+//   five minutes (upstream's evented PLEG); a stream that breaks brings the configured period back
+//   until it streams again, and after five breaks it is given up for good (upstream's
+//   eventedPlegMaxStreamRetries), falling back to the next source.
+// - containerd's own event service (task exits only; containerd 1.6 has no CRI events): exits
+//   hasten the relist, the periodic relist stays on.
+// A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
 import { readBytesField } from "../proto-wire.js";
 
@@ -13,27 +17,67 @@ export type RuntimeEventSourceName = "cri" | "containerd" | "none";
 export interface RuntimeEventStreams {
   containerEvents(): grpc.ClientReadableStream<Record<string, any>>;
   containerdTaskExits(): grpc.ClientReadableStream<Buffer>;
+  /** Whether the connection to the runtime is up (grpc's READY); taken as up when absent. */
+  connected?(): boolean;
 }
 
 export interface RuntimeEventsOptions {
-  /** A container (or a sandbox's pause) stopped; `containerId` is empty when the source does not say. */
+  /**
+   * containerd says a task (a container or a sandbox's pause) exited; its CRI plugin may not
+   * show it for a while yet. `containerId` is empty when the event does not parse.
+   */
   onExit: (containerId: string) => void;
+  /** A CRI container event (`kind`: created, started, stopped, deleted): the CRI shows it already. */
+  onChange: (containerId: string, kind: string) => void;
+  /**
+   * The CRI event stream is up (true): it brings every change, and relists may slow down; or it
+   * broke or was given up (false): relist at the configured period again.
+   */
+  onEventStream: (streaming: boolean) => void;
+  /** The first wait before a broken stream is opened again (doubling up to 30 s); 1 s by default. */
+  firstRetryMs?: number;
   /** The source in use changed: which, and why. */
   onSource?: (source: RuntimeEventSourceName, reason: string) => void;
 }
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/**
+ * A stream says it is up by its first message or its headers, and containerd sends neither
+ * before its first event: a stream still open this long on a connected channel is taken as up.
+ */
+const STREAM_SETTLE_MS = 500;
+/** Upstream's eventedPlegMaxStreamRetries: CRI event stream failures before it is given up. */
+export const MAX_CRI_STREAM_FAILURES = 5;
+
+/** CRI ContainerEventType names, as grpc-js's loader gives them, to the words the log uses. */
+const CRI_EVENT_KINDS: Record<string, string> = {
+  CONTAINER_CREATED_EVENT: "created",
+  CONTAINER_STARTED_EVENT: "started",
+  CONTAINER_STOPPED_EVENT: "stopped",
+  CONTAINER_DELETED_EVENT: "deleted",
+};
 
 export class RuntimeEvents {
   private stream?: grpc.ClientReadableStream<unknown>;
   private timer?: NodeJS.Timeout;
-  private retryMs = FIRST_RETRY_MS;
+  private settleTimer?: NodeJS.Timeout;
+  private retryMs: number;
   private stopped = false;
+  /** Whether the CRI stream is up, as last told to `onEventStream`. */
+  private criStreaming = false;
+  /** CRI event streams that broke so far (never reset, as upstream). */
+  criFailures = 0;
   /** The source being tried or used. */
   source: RuntimeEventSourceName = "cri";
 
-  constructor(private streams: RuntimeEventStreams, private options: RuntimeEventsOptions) {}
+  constructor(private streams: RuntimeEventStreams, private options: RuntimeEventsOptions) {
+    this.retryMs = this.firstRetryMs;
+  }
+
+  private get firstRetryMs(): number {
+    return this.options.firstRetryMs ?? FIRST_RETRY_MS;
+  }
 
   start(): void {
     this.open();
@@ -42,6 +86,7 @@ export class RuntimeEvents {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.settleTimer);
     this.stream?.cancel();
   }
 
@@ -54,25 +99,30 @@ export class RuntimeEvents {
     const announce = () => {
       if (announced) return;
       announced = true;
-      this.retryMs = FIRST_RETRY_MS;
+      this.retryMs = this.firstRetryMs;
       this.options.onSource?.(source, "streaming");
+      if (source === "cri") this.setCriStreaming(true);
     };
-    // grpc-js says a server stream is up only by its first message or its metadata.
     stream.on("metadata", announce);
+    const settle = () => {
+      if (this.stopped || stream !== this.stream || announced) return;
+      if (this.streams.connected?.() ?? true) announce();
+      else this.settleTimer = setTimeout(settle, STREAM_SETTLE_MS);
+    };
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(settle, STREAM_SETTLE_MS);
     stream.on("data", (message: any) => {
       announce();
       if (source === "containerd") {
         this.options.onExit(taskExitContainerId(message));
-      } else if (message?.containerEventType === "CONTAINER_STOPPED_EVENT") {
-        this.options.onExit(String(message.containerId ?? ""));
+      } else {
+        this.options.onChange(String(message?.containerId ?? ""), CRI_EVENT_KINDS[message?.containerEventType] ?? String(message?.containerEventType));
       }
     });
     stream.on("error", (error: grpc.ServiceError) => {
       if (this.stopped || stream !== this.stream || error.code === grpc.status.CANCELLED) return;
       if (error.code === grpc.status.UNIMPLEMENTED) {
-        this.source = source === "cri" ? "containerd" : "none";
-        this.options.onSource?.(this.source, `${source === "cri" ? "GetContainerEvents" : "containerd events"}: ${error.details || error.message}`);
-        this.open();
+        this.fallBack(`${source === "cri" ? "GetContainerEvents" : "containerd events"}: ${error.details || error.message}`);
         return;
       }
       this.retry(`${error.details || error.message}`);
@@ -82,8 +132,36 @@ export class RuntimeEvents {
     });
   }
 
-  /** The stream broke (a runtime restart): opened again after a doubling wait. */
+  private setCriStreaming(streaming: boolean): void {
+    if (this.criStreaming === streaming) return;
+    this.criStreaming = streaming;
+    this.options.onEventStream(streaming);
+  }
+
+  /** This source is not to be had: the next one is tried at once. */
+  private fallBack(reason: string): void {
+    this.stream?.cancel();
+    this.stream = undefined;
+    this.setCriStreaming(false);
+    this.source = this.source === "cri" ? "containerd" : "none";
+    this.retryMs = this.firstRetryMs;
+    this.options.onSource?.(this.source, reason);
+    this.open();
+  }
+
+  /**
+   * The stream broke (a runtime restart): opened again after a doubling wait. Meanwhile changes
+   * come as no event, so a broken CRI stream brings the configured relist period back; its fifth
+   * break gives it up.
+   */
   private retry(reason: string): void {
+    if (this.source === "cri") {
+      this.setCriStreaming(false);
+      if (++this.criFailures >= MAX_CRI_STREAM_FAILURES) {
+        this.fallBack(`GetContainerEvents broke ${this.criFailures} times, given up: ${reason}`);
+        return;
+      }
+    }
     this.stream = undefined;
     this.options.onSource?.(this.source, `retrying in ${this.retryMs} ms: ${reason}`);
     clearTimeout(this.timer);

@@ -57,6 +57,10 @@ export class TraceWriter {
     this.sink(encodeLine({ t, op: "runtime-event" }));
   }
 
+  eventStream(t: number, streaming: boolean): void {
+    this.sink(encodeLine({ t, op: "event-stream", streaming }));
+  }
+
   poll(t: number, out: PlannedAction[] | null): void {
     this.sink(encodeLine({ t, op: "poll", out }));
   }
@@ -135,6 +139,11 @@ export class RecordingCore implements Core {
   handleRuntimeEvent(nowMs: number): void {
     this.trace.runtimeEvent(nowMs);
     this.guard(nowMs, () => this.inner.handleRuntimeEvent?.(nowMs));
+  }
+
+  handleEventStream(nowMs: number, streaming: boolean): void {
+    this.trace.eventStream(nowMs, streaming);
+    this.guard(nowMs, () => this.inner.handleEventStream?.(nowMs, streaming));
   }
 
   pollActions(nowMs: number): PlannedAction[] {

@@ -106,6 +106,10 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
         case "runtime-event":
           core.handleRuntimeEvent?.(t);
           break;
+        case "event-stream":
+          if (typeof entry.streaming !== "boolean") throw new TraceFormatError(`line ${lineNo}: "event-stream" without streaming`);
+          core.handleEventStream?.(t, entry.streaming);
+          break;
         case "trap":
           continue;
         default:

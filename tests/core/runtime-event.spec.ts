@@ -48,4 +48,31 @@ describe("runtime events", () => {
     for (let i = 0; i < 5; i++) node.step();
     expect(node.newest("app")!.id).toBe(before.id);
   });
+
+  it("while the runtime streams every change the periodic relist slows to five minutes; given up, the configured period returns", () => {
+    const node = started("u1", "Always");
+    node.step();
+    node.nowMs += 10;
+    node.agent.handleEventStream(node.nowMs, true);
+    expect(node.agent.pollDeadline()).toBe(node.nowMs); // a relist at once: changes before the stream came as no event
+    node.step();
+    const relistedAtMs = node.nowMs;
+    expect(node.agent.pollDeadline()).toBe(relistedAtMs + 300_000);
+    // A container that dies unseen by the stream waits for the safety-net relist, not a second.
+    const before = node.newest("app")!;
+    node.exit("app", 137);
+    node.nowMs += 60_000;
+    node.step();
+    expect(node.newest("app")!.id).toBe(before.id);
+    // Its event relists at once.
+    node.agent.handleRuntimeEvent(node.nowMs);
+    for (let i = 0; i < 5; i++) node.step();
+    expect(node.newest("app")!.id).not.toBe(before.id);
+    // The stream broke: a relist at once, then every configured period (1 s) again.
+    node.nowMs += 10;
+    node.agent.handleEventStream(node.nowMs, false);
+    expect(node.agent.pollDeadline()).toBe(node.nowMs);
+    node.step();
+    expect(node.agent.pollDeadline()).toBeLessThanOrEqual(node.nowMs + 1000);
+  });
 });

@@ -1,6 +1,6 @@
 // The host's agent loop with the real core component on the in-memory FakeRuntime: what the host
 // adds around the core (image checks, relist inspection, executor, trap recovery).
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { AgentLoop } from "../../dist/agent-loop.js";
 import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
@@ -32,6 +32,11 @@ async function until(what, fn, timeoutMs = 30_000) {
   }
 }
 
+/** Every loop made here is stopped when the file ends: a test that fails before its own stop
+ * must not leave timers that keep the process (and the whole test run) alive. */
+const loops = [];
+after(() => loops.forEach((loop) => loop.stop()));
+
 function harness(options = {}) {
   const runtime = new FakeRuntime();
   runtime.images.add("busybox");
@@ -42,6 +47,7 @@ function harness(options = {}) {
     core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50 },
     ...options,
   });
+  loops.push(loop);
   const running = (name) => [...runtime.containers.values()].filter((c) => c.name === name && c.state === "running");
   const phase = (name) => table.snapshot().pods.find((p) => p.name === name)?.phase;
   return { runtime, log, table, loop, running, phase };
@@ -116,7 +122,8 @@ test("a container exit is seen by the relist and restarted", async () => {
   await until("running", () => h.running("app").length === 1);
   h.runtime.exit(h.running("app")[0].id, 1);
   await until("restarted", () => h.running("app").length === 1 && h.running("app")[0].attempt === 1);
-  assert.equal(h.table.snapshot().pods[0].restarts, 1);
+  // The table follows the relist that sees the replacement running.
+  await until("the table says one restart", () => h.table.snapshot().pods[0]?.restarts === 1);
   h.loop.stop();
 });
 

@@ -1,6 +1,7 @@
 // Runtime events: the containerd task-exit envelope's container ID read by hand (host/proto-wire.ts), and the source
 // chosen in order (CRI's GetContainerEvents, then containerd's events, then none), with a broken
-// stream opened again. The real streams on a real containerd are in tests/e2e/nanolet.e2e.test.mjs.
+// stream opened again and the CRI stream given up after five breaks. The real streams on real
+// runtimes: tests/e2e/nanolet.e2e.test.mjs (containerd 1.6), tests/e2e/containerd2.e2e.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
@@ -48,19 +49,31 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
     containerdTaskExits: () => opened.containerd[opened.containerd.push(fakeStream()) - 1],
   };
   const exits = [];
+  const changes = [];
+  const streaming = [];
   const sources = [];
-  const events = new RuntimeEvents(streams, { onExit: (id) => exits.push(id), onSource: (source, reason) => sources.push(`${source}: ${reason}`) });
+  const events = new RuntimeEvents(streams, {
+    onExit: (id) => exits.push(id),
+    onChange: (id, kind) => changes.push(`${kind} ${id}`),
+    onEventStream: (up) => streaming.push(up),
+    onSource: (source, reason) => sources.push(`${source}: ${reason}`),
+  });
   events.start();
   assert.equal(opened.cri.length, 1);
+  assert.deepEqual(streaming, [], "not up before the runtime answers");
   opened.cri[0].emit("data", { containerId: "c1", containerEventType: "CONTAINER_STARTED_EVENT" });
   opened.cri[0].emit("data", { containerId: "c1", containerEventType: "CONTAINER_STOPPED_EVENT" });
-  assert.deepEqual(exits, ["c1"], "only stops are exits");
+  assert.deepEqual(changes, ["started c1", "stopped c1"], "every kind of change");
+  assert.deepEqual(exits, [], "CRI events are changes the CRI shows already, not task exits");
+  assert.deepEqual(streaming, [true]);
   assert.equal(events.source, "cri");
 
   // A runtime without CRI events (containerd 1.6).
   opened.cri[0].emit("error", Object.assign(new Error("unknown method"), { code: 12, details: "unknown method GetContainerEvents" }));
   assert.equal(events.source, "containerd");
+  assert.deepEqual(streaming, [true, false], "the configured relist period is back");
   assert.equal(opened.containerd.length, 1);
+  opened.containerd[0].emit("data", envelope("c1"));
   opened.containerd[0].emit("data", envelope("c2"));
   assert.deepEqual(exits, ["c1", "c2"]);
 
@@ -72,10 +85,70 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
   assert.equal(opened.containerd.length, 2, "opened again, once");
   opened.containerd[1].emit("data", envelope("c3"));
   assert.deepEqual(exits, ["c1", "c2", "c3"]);
+  assert.deepEqual(streaming, [true, false], "containerd's exits never slow the relist");
 
   // Neither: relists only.
   opened.containerd[1].emit("error", Object.assign(new Error("unimplemented"), { code: 12, details: "unknown service" }));
   assert.equal(events.source, "none");
   assert.ok(sources.some((s) => s.startsWith("none: containerd events")), sources.join("\n"));
+  events.stop();
+});
+
+test("a CRI stream that breaks relists at the configured period until it streams again; the fifth break gives it up", async () => {
+  const opened = { cri: [], containerd: [] };
+  const streams = {
+    containerEvents: () => opened.cri[opened.cri.push(fakeStream()) - 1],
+    containerdTaskExits: () => opened.containerd[opened.containerd.push(fakeStream()) - 1],
+  };
+  const streaming = [];
+  const sources = [];
+  const events = new RuntimeEvents(streams, {
+    onExit: () => {},
+    onChange: () => {},
+    onEventStream: (up) => streaming.push(up),
+    onSource: (source, reason) => sources.push(`${source}: ${reason}`),
+    firstRetryMs: 5,
+  });
+  events.start();
+  const waitOpened = async (n) => {
+    while (opened.cri.length < n) await new Promise((r) => setTimeout(r, 5));
+  };
+  for (let i = 0; i < 4; i++) {
+    opened.cri[i].emit("metadata", {}); // headers: the stream is up
+    assert.equal(streaming.at(-1), true, `stream ${i + 1} up`);
+    opened.cri[i].emit("error", Object.assign(new Error("unavailable"), { code: 14, details: "connection reset" }));
+    assert.equal(streaming.at(-1), false, `break ${i + 1}: periodic relists again`);
+    await waitOpened(i + 2);
+  }
+  assert.deepEqual(streaming, [true, false, true, false, true, false, true, false]);
+  assert.equal(events.source, "cri", "four breaks: still tried");
+  opened.cri[4].emit("data", { containerId: "c", containerEventType: "CONTAINER_CREATED_EVENT" });
+  opened.cri[4].emit("end");
+  assert.equal(events.criFailures, 5);
+  assert.equal(events.source, "containerd", "the fifth break gives the CRI stream up");
+  assert.equal(opened.containerd.length, 1, "containerd's exits are listened to instead");
+  assert.equal(streaming.at(-1), false);
+  assert.ok(sources.some((s) => /containerd: GetContainerEvents broke 5 times, given up/.test(s)), sources.join("\n"));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(opened.cri.length, 5, "not opened again");
+  events.stop();
+});
+
+test("a CRI stream with no message yet is up once open a moment on a connected channel, not before the runtime answers", async () => {
+  const opened = [];
+  let connected = false;
+  const streams = {
+    containerEvents: () => opened[opened.push(fakeStream()) - 1],
+    containerdTaskExits: () => fakeStream(),
+    connected: () => connected,
+  };
+  const streaming = [];
+  const events = new RuntimeEvents(streams, { onExit: () => {}, onChange: () => {}, onEventStream: (up) => streaming.push(up) });
+  events.start();
+  await new Promise((r) => setTimeout(r, 1200));
+  assert.deepEqual(streaming, [], "the runtime is not connected: not up");
+  connected = true;
+  await new Promise((r) => setTimeout(r, 700));
+  assert.deepEqual(streaming, [true], "open and connected, no event yet (containerd sends no headers before one)");
   events.stop();
 });
