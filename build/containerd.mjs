@@ -162,10 +162,13 @@ export class PrivateContainerd {
   constructor(dir, { binDir } = {}) {
     this.dir = dir;
     this.binDir = binDir;
-    this.ctrBin = binDir ? path.join(binDir, "ctr") : "ctr";
     this.socket = path.join(dir, "containerd.sock");
     this.endpoint = `unix://${this.socket}`;
     this.child = undefined;
+  }
+
+  get ctrBin() {
+    return this.binDir ? path.join(this.binDir, "ctr") : "ctr";
   }
 
   /** True when a containerd already answers on this instance's socket. */

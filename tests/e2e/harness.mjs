@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
+import { ensureContainerd2 } from "../../build/containerd2.mjs";
 import { fetchPods } from "../../dist/server.js";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -18,12 +19,14 @@ export function tempDir(prefix) {
 
 /**
  * A private containerd under `dir` for one test file: started before its tests (installing the
- * Debian packages first if missing) and stopped after them.
+ * Debian packages first if missing) and stopped after them. Debian's containerd 1.6, or 2.x
+ * (build/containerd2.mjs) when NANOLET_E2E_CONTAINERD=2: CI runs the core files on both.
  */
 export function privateContainerdForFile(dir) {
   const containerd = new PrivateContainerd(dir);
   before(async () => {
     ensurePackages();
+    if (process.env.NANOLET_E2E_CONTAINERD === "2") containerd.binDir = await ensureContainerd2();
     await containerd.start();
   });
   after(async () => {
