@@ -79,7 +79,9 @@ export class RelistIntake {
   takeFailure(nowMs: u64, actionId: u64): bool {
     if (actionId != this.inFlightId || this.inFlightId == 0) return false;
     this.inFlightId = 0;
-    this.nextAtMs = nowMs + this.periodMs();
+    // Tried again a configured period on, even while events drive the relists: the changes the
+    // failed relist was asked to see came as events already and will not come again.
+    this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
     return true;
   }
 

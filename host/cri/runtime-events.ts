@@ -10,6 +10,7 @@
 // A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
 import { readBytesField } from "../proto-wire.js";
+import { MAX_CRI_STREAM_FAILURES } from "./event-stream-policy.js";
 
 export type RuntimeEventSourceName = "cri" | "containerd" | "none";
 
@@ -47,8 +48,6 @@ const MAX_RETRY_MS = 30_000;
  * before its first event: a stream still open this long on a connected channel is taken as up.
  */
 const STREAM_SETTLE_MS = 500;
-/** Upstream's eventedPlegMaxStreamRetries: CRI event stream failures before it is given up. */
-export const MAX_CRI_STREAM_FAILURES = 5;
 
 /** CRI ContainerEventType names, as grpc-js's loader gives them, to the words the log uses. */
 const CRI_EVENT_KINDS: Record<string, string> = {

@@ -159,6 +159,14 @@ export interface Scenario {
   stopsHoldSlots: boolean;
   /** How the host's volume set-up behaves: how long it takes, how often it fails (0 to 1). */
   volumes: { latency: DurationRange; failure: number };
+  /**
+   * Changes the runtime pushes, as host/cri/runtime-events.ts hears them. `none`: relists only.
+   * `exits`: containerd 1.6's task exits, each lost with probability `lose`; the relist period
+   * stays. `stream`: CRI GetContainerEvents, every change, the relist slowed to five minutes
+   * while the stream is up; a runtime restart breaks it (the fifth break gives it up, leaving
+   * exits). A stream loses no event while up: a lost one would wait for the five-minute relist.
+   */
+  runtimeEvents: { source: "none" | "exits" | "stream"; lose: number; latency: DurationRange };
 }
 
 
@@ -335,7 +343,14 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents"]);
+  const events = o.runtimeEvents === undefined ? {} : r.object(o.runtimeEvents, "runtimeEvents");
+  r.only(events, "runtimeEvents", ["source", "lose", "latency"]);
+  const eventSource = events.source ?? "none";
+  if (eventSource !== "none" && eventSource !== "exits" && eventSource !== "stream") r.fail("runtimeEvents.source", `expected none, exits or stream, got ${describe(eventSource)}`);
+  const eventLoss = events.lose ?? 0;
+  if (typeof eventLoss !== "number" || !(eventLoss >= 0 && eventLoss <= 1)) r.fail("runtimeEvents.lose", `expected a number from 0 to 1, got ${describe(eventLoss)}`);
+  if (eventSource === "stream" && eventLoss !== 0) r.fail("runtimeEvents.lose", "a stream loses no event while up (a lost one waits for the five-minute relist); use source: exits");
   const volumes = o.volumes === undefined ? {} : r.object(o.volumes, "volumes");
   r.only(volumes, "volumes", ["latency", "failure"]);
   const volumeFailure = volumes.failure ?? 0;
@@ -415,6 +430,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),
     stopsHoldSlots: o.stopsHoldSlots === true,
     volumes: { latency: r.range(volumes.latency ?? "5ms-50ms", "volumes.latency"), failure: volumeFailure as number },
+    runtimeEvents: { source: eventSource as "none" | "exits" | "stream", lose: eventLoss as number, latency: r.range(events.latency ?? "0ms-100ms", "runtimeEvents.latency") },
   };
 }
 

@@ -60,11 +60,14 @@ export class SimRuntime {
 
   /** Told of every container exit, however it came (StopContainer calls wait for it). */
   onExit?: (c: SimContainer, nowMs: number) => void;
+  /** Told of every change a relist would show (`exit`: a container's process ended). */
+  onChange?: (exit: boolean) => void;
 
   constructor(private ids: Prng) {}
 
-  private changed(): void {
+  private changed(exit = false): void {
     this.version++;
+    this.onChange?.(exit);
   }
 
   /** Changes so far; equal numbers mean nothing changed in between. */
@@ -165,7 +168,7 @@ export class SimRuntime {
     c.reason = reason;
     c.finishedAtMs = nowMs;
     c.seen = undefined;
-    this.changed();
+    this.changed(true);
     this.onExit?.(c, nowMs);
   }
 

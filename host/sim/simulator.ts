@@ -10,6 +10,7 @@ import { SYSTEM_CRITICAL_PRIORITY } from "./invariants.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
 import { RETRY_POLICY } from "../cri/runtime.js";
 import { RecordingCore, TraceSink, TraceWriter } from "../trace/recording-core.js";
+import { SimRuntimeEvents } from "./sim-events.js";
 import { EventQueue, SimEvent } from "./event-queue.js";
 import { evaluateExpectation } from "./expectations.js";
 import { Faults, RELIST_ANSWER_TIMEOUT_MS } from "./faults.js";
@@ -57,6 +58,9 @@ export interface SimStats {
   statusUpdates: number;
   statsPasses: number;
   evictions: number;
+  /** Pushed runtime changes delivered to the core, and exits lost on the way (scenario runtimeEvents). */
+  runtimeEvents: number;
+  runtimeEventsLost: number;
 }
 
 export interface SimReport {
@@ -118,6 +122,7 @@ export class Simulator {
   private lastStats: NodeStats | undefined;
   pressure: NodePressure = { memory: false, disk: false, pid: false };
   private statsPasses = 0;
+  private runtimeEvents: SimRuntimeEvents;
 
   constructor(private options: SimOptions) {
     const s = (this.scenario = options.scenario);
@@ -175,6 +180,15 @@ export class Simulator {
       rng.fork("behaviour"),
       this.trace,
     );
+    this.runtimeEvents = new SimRuntimeEvents(s.runtimeEvents, rng.fork("events"), this.queue, this.faults, {
+      now,
+      generation: () => this.generation,
+      deliver: (fn) => {
+        this.call(fn);
+        this.needPump = true;
+      },
+    }, this.trace);
+    this.runtime.onChange = (exit) => this.runtimeEvents.changed(exit);
     this.probeRng = rng.fork("probes");
     this.volumeRng = rng.fork("volumes");
     this.probeInvariants = new ProbeInvariants(this.invariants, (uid) => this.pods.isMarked(uid) || this.pods.keyOf(uid) === undefined);
@@ -239,6 +253,8 @@ export class Simulator {
         statusUpdates: this.statusUpdates,
         statsPasses: this.statsPasses,
         evictions: this.invariants.evictions,
+        runtimeEvents: this.runtimeEvents.delivered,
+        runtimeEventsLost: this.runtimeEvents.lost,
       },
     };
   }
@@ -249,6 +265,7 @@ export class Simulator {
     const inner = await (this.options.createCore ?? CoreAgent.create)(this.config);
     this.core = this.trace ? RecordingCore.wrap(inner, this.trace, this.nowMs, this.config) : inner;
     this.sendPods();
+    this.runtimeEvents.agentStarted();
   }
 
   /** Runs one call into the core; a trap is a broken invariant and ends the run. */
@@ -282,6 +299,9 @@ export class Simulator {
       }
       const actions = this.call((core) => core.pollActions(this.nowMs)) ?? [];
       for (const action of actions) this.dispatch(action);
+      // Actions done at once (volume tear-down, cgroup writes) left results: another round now,
+      // not at the core's next deadline (minutes away while runtime events drive the relists).
+      if (this.pendingResults.length > 0 || this.pendingProbeResults.length > 0) continue;
       const deadline = this.call((core) => core.pollDeadline());
       if (deadline === undefined) return;
       if (deadline > this.nowMs) {
@@ -565,6 +585,7 @@ export class Simulator {
       case "runtimeRestart": {
         this.runtimeRestarts++;
         const upAtMs = this.faults.runtimeRestart(action.downMs, now);
+        this.runtimeEvents.runtimeRestarted();
         this.queue.push(upAtMs, "runtime up", () => this.faults.disturbed("runtime-up", {}, this.nowMs));
         return;
       }

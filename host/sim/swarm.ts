@@ -135,7 +135,20 @@ export function swarmDocument(seed: number): Doc {
   };
   addMemory(doc, seed, activeMs, names);
   addVolumes(doc, seed);
+  addRuntimeEvents(doc, seed);
   return doc;
+}
+
+/**
+ * Pushed runtime changes for some seeds, from a stream of their own (earlier seeds' scenarios
+ * stay as they were otherwise): containerd 1.6's exits, some lost, or a CRI event stream.
+ */
+function addRuntimeEvents(doc: Doc, seed: number): void {
+  const rng = new Prng(seed, "swarm-events");
+  const r = rng.nextU32() / 2 ** 32;
+  const latency = `0ms-${rng.int(1, 300)}ms`;
+  if (r < 0.3) doc.runtimeEvents = { source: "exits", lose: rng.pick([0, 0.1, 0.5]), latency };
+  else if (r < 0.6) doc.runtimeEvents = { source: "stream", latency };
 }
 
 /**

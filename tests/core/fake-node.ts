@@ -55,6 +55,8 @@ export class FakeNode {
   missingImage: string = "";
   /** Fail every CreateContainer with a runtime error (not an image problem). */
   failCreates: bool = false;
+  /** Answer every relist with a runtime error instead of a snapshot. */
+  failRelists: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
   relistLagMs: u64 = 0;
   /** Pods whose containers the host could not inspect (ContainerStatus failed). */
@@ -102,7 +104,12 @@ export class FakeNode {
     for (let i = 0; i < actions.length; i++) {
       const a = actions[i];
       this.log.push(a);
-      if (a.kind.tag == ActionTag.Relist) relist = true;
+      if (a.kind.tag == ActionTag.Relist && this.failRelists) {
+        const r = new ActionResult();
+        r.actionId = a.id;
+        r.error = new ActionError(0, 14, "runtime unavailable");
+        results.push(r);
+      } else if (a.kind.tag == ActionTag.Relist) relist = true;
       else if (a.kind.tag == ActionTag.PodStatusChanged) this.statuses.set(a.podUid, a.kind.status!);
       else if (a.kind.tag == ActionTag.NodePressureChanged) this.pressure = a.kind.pressure;
       else if (a.kind.tag == ActionTag.RunProbe) probes.push(this.probe(a));

@@ -75,4 +75,20 @@ describe("runtime events", () => {
     node.step();
     expect(node.agent.pollDeadline()).toBeLessThanOrEqual(node.nowMs + 1000);
   });
+
+  it("a relist that fails while events drive the relists is tried again a configured period on, not five minutes", () => {
+    const node = started("u1", "Always");
+    node.agent.handleEventStream(node.nowMs, true);
+    node.step();
+    node.nowMs += 10;
+    node.failRelists = true;
+    node.agent.handleRuntimeEvent(node.nowMs);
+    node.step(); // the relist the event asked for fails
+    expect(node.agent.pollDeadline()).toBeLessThanOrEqual(node.nowMs + 1000);
+    node.failRelists = false;
+    const before = node.log.length;
+    node.nowMs += 1000;
+    node.step();
+    expect(node.count(ActionTag.Relist, before)).toBe(1);
+  });
 });
