@@ -1,6 +1,7 @@
 // The host's event loop around the core: feeds it pods, relists and action results; carries out
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
+import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "./pleg-policy.js";
 import { PodFeeder } from "./pod-feeder.js";
 import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { runProbe } from "./probes/prober.js";
@@ -194,6 +195,14 @@ export class AgentLoop {
     void this.relistWhenExited(containerId);
   }
 
+  /** Runtime events drive the relists (one every five minutes otherwise): see `eventStream`. */
+  private eventedRelist = false;
+
+  /** How old the last relist may be before the PLEG is unhealthy (longer while events drive it). */
+  get plegThresholdMs(): number {
+    return this.eventedRelist ? EVENTED_PLEG_UNHEALTHY_AFTER_MS : PLEG_UNHEALTHY_AFTER_MS;
+  }
+
   /** A CRI container event: the CRI already shows the change, so the core relists at once. */
   runtimeChange(containerId: string, kind: string): void {
     if (this.stopped || !this.core) return;
@@ -207,6 +216,7 @@ export class AgentLoop {
    */
   eventStream(streaming: boolean): void {
     if (this.stopped || !this.core) return;
+    this.eventedRelist = streaming;
     this.options.log.log("info", streaming ? "Runtime events drive the relist" : "Runtime events stopped; relisting every period", { streaming });
     this.withCore((core) => core.handleEventStream?.(this.nowMs(), streaming));
     this.schedulePump();

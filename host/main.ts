@@ -390,7 +390,7 @@ async function run(argv: string[]): Promise<number> {
     cluster.start();
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
-  const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now());
+  const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now(), loop.plegThresholdMs);
   const api = await startKubeletApi({
     runtime, log, podTable, podLogsDir, nodeName, client, syncLoopProblem,
     port: apiPort, address: config.address, readOnlyPort,

@@ -385,6 +385,7 @@ export class ClusterAgent {
   private async health(): Promise<NodeHealth> {
     const health: NodeHealth = {
       lastRelistOkMs: this.options.loop.lastRelistOkMs,
+      plegThresholdMs: this.options.loop.plegThresholdMs,
       pressure: this.options.loop.pressure,
       evictionMemoryBytes: this.options.evictionMemoryBytes,
       maxPods: this.options.maxPods,

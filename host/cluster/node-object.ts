@@ -3,6 +3,7 @@
 // (pkg/kubelet/nodestatus/setters.go).
 import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
+import { PLEG_UNHEALTHY_AFTER_MS } from "../pleg-policy.js";
 
 /** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.0. */
 export const KUBELET_VERSION = "v1.36.0+nanolet";
@@ -10,8 +11,6 @@ export const MAX_PODS = 110;
 /** Upstream's hard eviction defaults, which allocatable keeps aside. */
 export const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;
 const EVICTION_NODEFS_FRACTION = 0.1;
-/** PLEG is unhealthy when its last relist is older than this (upstream relistThreshold). */
-export const PLEG_UNHEALTHY_AFTER_MS = 3 * 60_000;
 
 export interface NodeHealth {
   /** CRI Status answered with RuntimeReady; undefined when the runtime did not answer. */
@@ -22,6 +21,8 @@ export interface NodeHealth {
   runtimeName?: string;
   /** When the last relist succeeded, host ms (0 if never). */
   lastRelistOkMs: number;
+  /** How old that relist may be before the PLEG is unhealthy (PLEG_UNHEALTHY_AFTER_MS by default). */
+  plegThresholdMs?: number;
   /** The kubelet API's port (--port), which the Node advertises. */
   kubeletPort?: number;
   /** The eviction manager's pressure conditions (all false when unknown). */
@@ -92,14 +93,14 @@ function formatDuration(ms: number): string {
 }
 
 /**
- * Why the PLEG is unhealthy (its last successful relist is older than 3 min), in upstream's
- * words, or undefined; before the first relist it is not judged. The Ready condition and
- * /healthz/syncloop both say it.
+ * Why the PLEG is unhealthy (its last successful relist is older than 3 min, or 10 min while
+ * runtime events drive the relists), in upstream's words, or undefined; before the first relist
+ * it is not judged. The Ready condition and /healthz/syncloop both say it.
  */
-export function plegProblem(lastRelistOkMs: number, nowMs: number): string | undefined {
+export function plegProblem(lastRelistOkMs: number, nowMs: number, thresholdMs = PLEG_UNHEALTHY_AFTER_MS): string | undefined {
   const sinceMs = nowMs - lastRelistOkMs;
-  if (lastRelistOkMs === 0 || sinceMs <= PLEG_UNHEALTHY_AFTER_MS) return undefined;
-  return `pleg was last seen active ${formatDuration(sinceMs)} ago; threshold is ${formatDuration(PLEG_UNHEALTHY_AFTER_MS)}`;
+  if (lastRelistOkMs === 0 || sinceMs <= thresholdMs) return undefined;
+  return `pleg was last seen active ${formatDuration(sinceMs)} ago; threshold is ${formatDuration(thresholdMs)}`;
 }
 
 /** The Ready condition's status, reason and message. */
@@ -110,7 +111,7 @@ export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition
   if (health.runtimeReady !== undefined && health.networkReady === false) {
     problems.push(`container runtime network not ready: NetworkReady=false${health.networkMessage ? ` message:${health.networkMessage}` : ""}`);
   }
-  const pleg = plegProblem(health.lastRelistOkMs, nowMs);
+  const pleg = plegProblem(health.lastRelistOkMs, nowMs, health.plegThresholdMs);
   if (pleg !== undefined) problems.push(`PLEG is not healthy: ${pleg}`);
   if (problems.length > 0) return { type: "Ready", status: "False", reason: "KubeletNotReady", message: problems.join(", ") };
   return { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" };

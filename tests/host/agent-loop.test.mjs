@@ -303,3 +303,28 @@ test("nodeSelector and required node affinity are admitted against the node's la
   assert.equal(h.running("app").length, 2);
   h.loop.stop();
 });
+
+test("while runtime events drive the relists, the loop relists on each change only, and the PLEG may be quiet for 10 minutes", async () => {
+  const h = harness(); // relist period 50 ms
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => h.running("app").length === 1);
+  assert.equal(h.loop.plegThresholdMs, 180_000);
+  h.loop.eventStream(true);
+  assert.equal(h.loop.plegThresholdMs, 600_000, "upstream's evented relist threshold");
+  const lists = () => h.runtime.calls.filter((c) => c === "ListContainers").length;
+  await until("the relist the stream's start asks for", () => h.log.find((l) => l.msg === "Runtime events drive the relist").length === 1);
+  await new Promise((r) => setTimeout(r, 100));
+  const quietFrom = lists();
+  await new Promise((r) => setTimeout(r, 400)); // eight periods of 50 ms
+  assert.equal(lists(), quietFrom, "no periodic relist while the stream is up");
+  const id = h.running("app")[0].id;
+  h.runtime.exit(id, 1);
+  h.loop.runtimeChange(id, "stopped");
+  await until("restarted through the event", () => h.running("app").length === 1 && h.running("app")[0].attempt === 1);
+  h.loop.eventStream(false);
+  assert.equal(h.loop.plegThresholdMs, 180_000);
+  const from = lists();
+  await until("periodic relists again", () => lists() >= from + 3);
+  h.loop.stop();
+});

@@ -186,6 +186,10 @@ test("node Ready: runtime down, network not ready and an unhealthy PLEG each say
   assert.match(down.message, /container runtime is down/);
   assert.match(readyCondition({ runtimeReady: true, networkReady: false, networkMessage: "NetworkPluginNotReady: cni plugin not initialized", lastRelistOkMs: now }, now).message, /container runtime network not ready/);
   assert.match(readyCondition({ runtimeReady: true, networkReady: true, lastRelistOkMs: now - 200_000 }, now).message, /PLEG is not healthy: pleg was last seen active 3m20s ago; threshold is 3m0s/);
+  // While runtime events drive the relists (one every 5 min), upstream's evented threshold: 10 min.
+  const evented = { runtimeReady: true, networkReady: true, plegThresholdMs: 600_000 };
+  assert.equal(readyCondition({ ...evented, lastRelistOkMs: now - 400_000 }, now).status, "True");
+  assert.match(readyCondition({ ...evented, lastRelistOkMs: now - 610_000 }, now).message, /PLEG is not healthy: pleg was last seen active 10m10s ago; threshold is 10m0s/);
 });
 
 test("events: repeats are aggregated into one Event with a count; a spamming event is cut off after its burst, others of the pod pass", async (t) => {
