@@ -49,6 +49,9 @@ export class ActionResults {
     this.intake.markViewStale(rec);
     const error = result.error;
     if (error !== null) {
+      // A failed call may still have changed the runtime (a timeout), or changed nothing: no
+      // event may come either way, so a relist looks within the configured period.
+      this.intake.relistWithinPeriod(nowMs);
       this.applyFailure(nowMs, rec, flight, error.kind, error.grpcCode, error.message);
       return;
     }

@@ -24,6 +24,8 @@ export class RelistIntake {
   private inFlightId: u64 = 0;
   private issuedAtMs: u64 = 0;
   private nextAtMs: u64 = 0;
+  /// The relist after the one in flight comes within the configured period (relistWithinPeriod).
+  private soonAfterAnswer: bool = false;
   /// `listed-at-ms` of the newest relist taken in; an older one arriving later is out of date.
   private newestListedAtMs: u64 = 0;
   /// When back-off entries idle for more than 2 x max are next dropped (upstream: every minute).
@@ -96,6 +98,10 @@ export class RelistIntake {
     }
     this.inFlightId = 0;
     this.nextAtMs = nowMs + this.periodMs();
+    if (this.soonAfterAnswer) {
+      this.soonAfterAnswer = false;
+      this.relistWithinPeriod(nowMs);
+    }
     this.newestListedAtMs = snapshot.listedAtMs;
     this.seenRuntime = true;
     if (nowMs >= this.nextBackoffCollectAtMs) {
@@ -144,6 +150,21 @@ export class RelistIntake {
       }
       this.replaceView(rec, snapshot);
     }
+    // A pod that could not be inspected waits for a relist that reads it, and no runtime event
+    // will ask for one.
+    if (snapshot.uninspectedPodUids.length > 0) this.relistWithinPeriod(nowMs);
+  }
+
+  /// The next relist comes within the configured period, even while events drive the relists:
+  /// for what no event will announce (a pod that could not be read, a call whose outcome is
+  /// unknown).
+  relistWithinPeriod(nowMs: u64): void {
+    if (this.inFlightId != 0) {
+      this.soonAfterAnswer = true; // the relist in flight may have been listed before
+      return;
+    }
+    const atMs = nowMs + this.ctx.config.relistPeriodMs;
+    if (this.nextAtMs > atMs) this.nextAtMs = atMs;
   }
 
   /// The pod's view becomes what the snapshot says; unchanged observations are kept as objects.

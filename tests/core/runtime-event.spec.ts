@@ -91,4 +91,30 @@ describe("runtime events", () => {
     node.step();
     expect(node.count(ActionTag.Relist, before)).toBe(1);
   });
+
+  it("a pod that could not be inspected is relisted a configured period on while events drive the relists (no event will come for it)", () => {
+    const node = started("u1", "Always");
+    node.agent.handleEventStream(node.nowMs, true);
+    node.uninspectedUids = ["u1"];
+    node.step(); // the stream's relist: u1 could not be read
+    expect(node.agent.pollDeadline()).toBeLessThanOrEqual(node.nowMs + 1000);
+    node.uninspectedUids = [];
+    node.nowMs += 1000;
+    node.step(); // read now: back to the five-minute safety net
+    expect(node.agent.pollDeadline()).toBe(node.nowMs + 300_000);
+  });
+
+  it("a failed runtime call is followed by a relist within the configured period while events drive the relists (its effect, if any, may come as no event)", () => {
+    const node = started("u1", "Always");
+    node.agent.handleEventStream(node.nowMs, true);
+    node.step();
+    node.failCreates = true;
+    node.exit("app", 1);
+    node.agent.handleRuntimeEvent(node.nowMs);
+    node.step(); // the relist sees the exit
+    const since = node.log.length;
+    node.step(); // the replacement's create fails
+    node.runUntil(node.nowMs + 1500);
+    expect(node.count(ActionTag.Relist, since)).toBeGreaterThanOrEqual(1);
+  });
 });
