@@ -9,10 +9,13 @@
 // of the medians. A benchmark, not a test: CI does not run it.
 //   npm run build && KUBEBUILDER_ASSETS=... node tests/bench/vs-kubelet.mjs
 // ROUNDS, KILLS (20), CPU_WINDOW_S (20), SETTLE_S (10), AGENTS=nanolet|kubelet (one alone),
-// NANOLET_BIN (an artifact's bin/nanolet instead of the source tree's).
+// NANOLET_BIN (an artifact's bin/nanolet instead of the source tree's), CONTAINERD=2 (both agents
+// on containerd 2.x from build/containerd2.mjs, whose CRI event stream nanolet's PLEG follows;
+// the kubelet's EventedPLEG gate stays at its default, off).
 import fs from "node:fs";
 import path from "node:path";
 import { ensurePackages, PrivateContainerd } from "../../build/containerd.mjs";
+import { ensureContainerd2 } from "../../build/containerd2.mjs";
 import { GrpcRuntime } from "../../dist/cri/grpc-runtime.js";
 import { controlPlaneSkipReason } from "../e2e/control-plane.mjs";
 import { Nanolet, nanoletBin, podManifest, tempDir, waitFor } from "../e2e/harness.mjs";
@@ -70,13 +73,14 @@ const FIGURES = [
 
 const work = tempDir("nanolet-vs-kubelet-");
 ensurePackages();
+const containerdBinDir = process.env.CONTAINERD === "2" ? await ensureContainerd2() : undefined;
 
 /** One agent on its own containerd and manifest directory; `stop` ends both. */
 async function startAgent(agent, dir) {
   const manifests = path.join(dir, "manifests");
   fs.mkdirSync(manifests, { recursive: true });
   if (agent === "nanolet") {
-    const containerd = new PrivateContainerd(path.join(dir, "containerd"));
+    const containerd = new PrivateContainerd(path.join(dir, "containerd"), { binDir: containerdBinDir });
     await containerd.start();
     const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir: manifests, rootDir: path.join(dir, "root"), logsDir: path.join(dir, "logs"), node: "bench-nanolet", bin: process.env.NANOLET_BIN ?? nanoletBin })
       .start(["--v", "info", "--max-pods", "120"]);
@@ -89,7 +93,7 @@ async function startAgent(agent, dir) {
       },
     };
   }
-  const kubelet = await UpstreamKubelet.start(dir, { node: "bench-kubelet", config: { staticPodPath: manifests, maxPods: 120 } });
+  const kubelet = await UpstreamKubelet.start(dir, { node: "bench-kubelet", config: { staticPodPath: manifests, maxPods: 120 }, containerdBinDir });
   return { pid: kubelet.pid, manifests, containerd: kubelet.containerd, stop: () => kubelet.stop() };
 }
 
@@ -230,6 +234,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 const fmt = (v, unit) => (unit === "ms" ? `${(v / 1000).toFixed(2)} s` : unit === "MiB" ? `${v.toFixed(1)} MiB` : `${v.toFixed(2)}%`);
+console.log(`\nruntime: ${containerdBinDir ? `containerd 2.x (${containerdBinDir})` : "the machine's containerd"}`);
 console.log(`\n| figure (${ROUNDS} interleaved rounds: median (min-max)) | kubelet | nanolet | nanolet / kubelet |`);
 console.log("|---|---|---|---|");
 for (const [key, label, unit] of FIGURES) {

@@ -27,10 +27,12 @@ export class UpstreamKubelet {
   /**
    * Starts a private containerd and the kubelet under `dir` as node `node`, registered with the
    * apiserver of `kubeconfig` (none: standalone, static pods only). `config` adds
-   * KubeletConfiguration fields (`staticPodPath`, `readOnlyPort`...).
+   * KubeletConfiguration fields (`staticPodPath`, `readOnlyPort`...). `containerdBinDir`: a
+   * containerd other than the machine's (build/containerd2.mjs's 2.x).
    */
-  static async start(dir, { node, kubeconfig, config = {} }) {
+  static async start(dir, { node, kubeconfig, config = {}, containerdBinDir }) {
     const k = new UpstreamKubelet(dir, node);
+    k.containerdBinDir = containerdBinDir;
     await k.setUp(kubeconfig, config);
     return k;
   }
@@ -46,7 +48,7 @@ export class UpstreamKubelet {
     this.savedSysctls = Object.fromEntries(KUBELET_SYSCTLS.map((s) => [s, fs.readFileSync(`/proc/sys/${s}`, "utf8").trim()]));
     // The kubelet wants its cgroup root to exist in every hierarchy.
     for (const hierarchy of cgroupHierarchies()) fs.mkdirSync(path.join(hierarchy, this.cgroupRoot), { recursive: true });
-    this.containerd = new PrivateContainerd(path.join(this.dir, "containerd"));
+    this.containerd = new PrivateContainerd(path.join(this.dir, "containerd"), { binDir: this.containerdBinDir });
     await this.containerd.start();
     const [port, healthzPort] = await Promise.all([freePort(), freePort()]);
     this.healthzPort = healthzPort;
