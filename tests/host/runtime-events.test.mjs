@@ -42,12 +42,18 @@ function fakeStream() {
   return s;
 }
 
-test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is opened again", async () => {
+/** Both sources as fake streams; `opened` holds every stream each was asked for, in order. */
+function fakeStreams() {
   const opened = { cri: [], containerd: [] };
   const streams = {
     containerEvents: () => opened.cri[opened.cri.push(fakeStream()) - 1],
     containerdTaskExits: () => opened.containerd[opened.containerd.push(fakeStream()) - 1],
   };
+  return { opened, streams };
+}
+
+test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is opened again", async () => {
+  const { opened, streams } = fakeStreams();
   const exits = [];
   const changes = [];
   const streaming = [];
@@ -95,11 +101,7 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
 });
 
 test("a CRI stream that breaks relists at the configured period until it streams again; the fifth break gives it up", async () => {
-  const opened = { cri: [], containerd: [] };
-  const streams = {
-    containerEvents: () => opened.cri[opened.cri.push(fakeStream()) - 1],
-    containerdTaskExits: () => opened.containerd[opened.containerd.push(fakeStream()) - 1],
-  };
+  const { opened, streams } = fakeStreams();
   const streaming = [];
   const sources = [];
   const events = new RuntimeEvents(streams, {
