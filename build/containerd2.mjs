@@ -28,7 +28,7 @@ async function download(url) {
 }
 
 /** The stanza of `name` in a Packages index, as field -> value. */
-export function packageStanza(index, name) {
+function packageStanza(index, name) {
   for (const stanza of index.split("\n\n")) {
     const fields = {};
     for (const line of stanza.split("\n")) {
@@ -41,7 +41,7 @@ export function packageStanza(index, name) {
 }
 
 /** The SHA256 InRelease gives for `file` (a path under the suite, e.g. main/binary-amd64/Packages.gz). */
-export function releaseSha256(inRelease, file) {
+function releaseSha256(inRelease, file) {
   const section = inRelease.split(/^SHA256:$/m)[1] ?? "";
   for (const line of section.split("\n")) {
     const m = /^ ([0-9a-f]{64})\s+\d+\s+(\S+)$/.exec(line);

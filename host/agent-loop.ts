@@ -134,6 +134,8 @@ export class AgentLoop {
   private relisting = false;
   /** Exits pushed by the runtime that the CRI does not show yet (container ids). */
   private exitsAwaited = new Set<string>();
+  /** Runtime events drive the relists (one every five minutes otherwise): see `eventStream`. */
+  private eventedRelist = false;
   trapCount = 0;
   /** When a relist last succeeded (host ms; 0 before the first): the PLEG's health. */
   lastRelistOkMs = 0;
@@ -194,9 +196,6 @@ export class AgentLoop {
     this.exitsAwaited.add(containerId);
     void this.relistWhenExited(containerId);
   }
-
-  /** Runtime events drive the relists (one every five minutes otherwise): see `eventStream`. */
-  private eventedRelist = false;
 
   /** How old the last relist may be before the PLEG is unhealthy (longer while events drive it). */
   get plegThresholdMs(): number {

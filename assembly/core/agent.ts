@@ -117,7 +117,7 @@ export class Agent {
   /// The runtime's stream of every container change is up, or given up on (see RelistIntake).
   handleEventStream(nowMs: u64, streaming: bool): void {
     this.ctx.nowMs = nowMs;
-    this.intake.eventStream(nowMs, streaming);
+    this.intake.eventStream(streaming);
   }
 
   handleActionResults(nowMs: u64, results: ActionResult[]): void {

@@ -63,9 +63,6 @@ export class WorkerContext {
   queue: PlannedAction[] = [];
   inFlight: Map<u64, InFlight> = new Map();
   relistRequested: bool = false;
-  /// The runtime streams every container change (CRI GetContainerEvents): periodic relists are
-  /// only a safety net, every `EVENTED_RELIST_PERIOD_MS` (see `handleEventStream`).
-  eventedRelist: bool = false;
   /// The node's memory (`node-config`); 0 until configured.
   memoryCapacityBytes: i64 = 0;
   /// What pods may request (`node-config`); 0 means unknown, and no resize is infeasible.

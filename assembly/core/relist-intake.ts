@@ -24,6 +24,9 @@ export class RelistIntake {
   private inFlightId: u64 = 0;
   private issuedAtMs: u64 = 0;
   private nextAtMs: u64 = 0;
+  /// The runtime streams every container change (CRI GetContainerEvents): periodic relists are
+  /// only a safety net, every `EVENTED_RELIST_PERIOD_MS` (see `eventStream`).
+  private evented: bool = false;
   /// The relist after the one in flight comes within the configured period (relistWithinPeriod).
   private soonAfterAnswer: bool = false;
   /// `listed-at-ms` of the newest relist taken in; an older one arriving later is out of date.
@@ -59,16 +62,15 @@ export class RelistIntake {
   /// The period between relists now: the configured one, or the evented one while the runtime
   /// streams its changes.
   periodMs(): u64 {
-    return this.ctx.eventedRelist ? EVENTED_RELIST_PERIOD_MS : this.ctx.config.relistPeriodMs;
+    return this.evented ? EVENTED_RELIST_PERIOD_MS : this.ctx.config.relistPeriodMs;
   }
 
   /// The runtime's event stream came up (`streaming`) or was given up on. Either way a relist
-  /// follows at once: changes made while no stream was listening came as no event. Back on the
-  /// configured period, a relist due later than one period from now is brought forward.
-  eventStream(nowMs: u64, streaming: bool): void {
-    this.ctx.eventedRelist = streaming;
+  /// follows at once (changes made while no stream was listening came as no event), and the
+  /// period after it is the one `periodMs` now says.
+  eventStream(streaming: bool): void {
+    this.evented = streaming;
     this.ctx.relistRequested = true;
-    if (!streaming && this.nextAtMs > nowMs + this.ctx.config.relistPeriodMs) this.nextAtMs = nowMs + this.ctx.config.relistPeriodMs;
   }
 
   /// When a relist is next due, or given up on.

@@ -20,13 +20,13 @@ export function tempDir(prefix) {
 /**
  * A private containerd under `dir` for one test file: started before its tests (installing the
  * Debian packages first if missing) and stopped after them. Debian's containerd 1.6, or 2.x
- * (build/containerd2.mjs) when NANOLET_E2E_CONTAINERD=2: CI runs the core files on both.
+ * (build/containerd2.mjs) when `version2` or NANOLET_E2E_CONTAINERD=2: CI runs the core files on both.
  */
-export function privateContainerdForFile(dir) {
+export function privateContainerdForFile(dir, { version2 = process.env.NANOLET_E2E_CONTAINERD === "2" } = {}) {
   const containerd = new PrivateContainerd(dir);
   before(async () => {
     ensurePackages();
-    if (process.env.NANOLET_E2E_CONTAINERD === "2") containerd.binDir = await ensureContainerd2();
+    if (version2) containerd.binDir = await ensureContainerd2();
     await containerd.start();
   });
   after(async () => {
