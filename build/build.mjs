@@ -35,6 +35,8 @@ function renameExports(coreBytes) {
     }
   }
   for (const name of INTERNAL_EXPORTS) module.removeExport(name);
+  // Binaryen drops the name section unless asked to keep it (NANOLET_CORE_NAMES, below).
+  binaryen.setDebugInfo(process.env.NANOLET_CORE_NAMES === "1");
   const bytes = module.emitBinary();
   module.dispose();
   return bytes;

@@ -93,6 +93,7 @@ export class ActionResults {
         if (c !== null) {
           c.state = ContainerState.Running;
           c.startedAtNs = nowNs;
+          c.relistFingerprint = 0; // no longer what the relist said
         }
         this.ctx.event(rec, flight.containerName, EventType.Normal, "Started", "Container started");
         const container = containerOfSpec(rec.lastSpec, flight.containerName);

@@ -159,6 +159,9 @@ export class ContainerObservation {
   createdAtNs: i64 = 0;
   startedAtNs: i64 = 0;
   finishedAtNs: i64 = 0;
+  /// The PLEG's fingerprint of the container when read from a relist (never 0); 0 when made or
+  /// changed here. A later relist with the same fingerprint keeps this object as it is.
+  relistFingerprint: u64 = 0;
 }
 
 export class RuntimeSnapshot {

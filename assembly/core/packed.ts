@@ -166,7 +166,8 @@ export class PackedSnapshot {
   }
 
   /// The container at `index`; `previous` (the same container as last seen) lends its strings.
-  materializeContainer(index: i32, previous: ContainerObservation | null = null): ContainerObservation {
+  /// `fingerprint` is the PLEG's for it (0: not known).
+  materializeContainer(index: i32, previous: ContainerObservation | null = null, fingerprint: u64 = 0): ContainerObservation {
     const known = previous !== null;
     const c = new ContainerObservation();
     c.id = this.containerField(index, C_ID, known ? previous!.id : null);
@@ -183,6 +184,7 @@ export class PackedSnapshot {
     c.createdAtNs = this.containerNumber(index, N_CREATED);
     c.startedAtNs = this.containerNumber(index, N_STARTED);
     c.finishedAtNs = this.containerNumber(index, N_FINISHED);
+    c.relistFingerprint = fingerprint;
     return c;
   }
 }

@@ -8,14 +8,11 @@ import {
   C_POD_UID,
   C_REASON,
   C_STATE,
+  N_CREATED,
   N_EXIT_CODE,
   N_FINISHED,
   N_STARTED,
-  CONTAINER_NUMBERS,
-  CONTAINER_WORDS,
   PackedSnapshot,
-  SANDBOX_NUMBERS,
-  SANDBOX_WORDS,
   S_FLAGS,
   S_FLAG_READY,
   S_ID,
@@ -69,6 +66,13 @@ export function generateEvents(podUid: string, id: string, oldState: PlegState, 
   }
 }
 
+/// How many events `generateEvents` would append for the same move, without making them.
+export function countEvents(oldState: PlegState, newState: PlegState): i32 {
+  if (oldState == newState) return 0;
+  if (newState != PlegState.NonExistent) return 1;
+  return oldState == PlegState.Exited ? 1 : 2;
+}
+
 /// What the PLEG remembers of one container or sandbox between relists. Unmanaged (allocated
 /// and freed here, followed by the ID's code units): the garbage collector never traces or
 /// write-barriers the table, which holds one of these per container of the node.
@@ -80,6 +84,8 @@ export function generateEvents(podUid: string, id: string, oldState: PlegState, 
   seen: u32;
   state: i32;
   idUnits: u32;
+  /// Index in the last relist's list of its kind (sandboxes or containers).
+  position: u32;
 
   @inline get idPtr(): usize {
     return changetype<usize>(this) + offsetof<Entry>();
@@ -109,7 +115,10 @@ export class PodSlot {
 }
 
 export class RelistDiff {
+  /// The events of the last relist; empty when the PLEG does not collect them (`eventCount` is
+  /// still right).
   events: PlegEvent[] = [];
+  eventCount: i32 = 0;
   /// Every pod with at least one object in the relist or one that vanished in it.
   pods: PodSlot[] = [];
 }
@@ -121,137 +130,182 @@ const FNV_PRIME: u64 = 0x100000001b3;
   return (hash ^ value) * FNV_PRIME;
 }
 
+/// Entry pointers of one relist in listing order (0 for an object listed twice): where the next
+/// relist first looks for each object.
+class Listing {
+  ptr: usize = 0;
+  capacity: i32 = 0;
+  length: i32 = 0;
+
+  reserve(count: i32): void {
+    if (count <= this.capacity) return;
+    if (this.ptr != 0) heap.free(this.ptr);
+    this.ptr = heap.alloc(<usize>count << 2);
+    this.capacity = count;
+  }
+
+  @inline at(i: i32): usize {
+    return load<usize>(this.ptr + (<usize>i << 2));
+  }
+
+  @inline set(i: i32, entry: usize): void {
+    store<usize>(this.ptr + (<usize>i << 2), entry);
+  }
+
+  dispose(): void {
+    if (this.ptr != 0) heap.free(this.ptr);
+    this.ptr = 0;
+    this.capacity = 0;
+    this.length = 0;
+  }
+}
+
 /// Remembers the last relist and diffs each new one against it, reading the packed snapshot in
-/// place: an unchanged container costs a hash and a compare, no allocation.
+/// place: an unchanged container costs a compare of its ID and a fingerprint, no allocation.
+/// Objects are first looked for where the last relist listed them (a runtime that lists in a
+/// stable order costs no hashing); a runtime that lists in any order (containerd walks a Go map)
+/// is looked up by ID hash.
 export class Pleg {
-  /// Open-addressing tables of Entry pointers; `spare` is the table of the relist before last,
-  /// cleared and reused.
+  /// Open-addressing table (linear probing) of Entry pointers by ID, kept between relists.
   private table: usize = 0;
   private capacity: i32 = 0;
-  private spare: usize = 0;
-  private spareCapacity: i32 = 0;
+  private count: i32 = 0;
   private slots: Map<string, PodSlot> = new Map();
   private generation: u32 = 0;
   /// Reused between relists (its lists are cleared, not reallocated).
   private diff: RelistDiff = new RelistDiff();
-  /// A copy of the last relist's arrays (text, sandbox words and numbers, container words and
-  /// numbers, back to back), to recognise a relist in which nothing changed at all.
-  private previous: usize = 0;
-  private previousBytes: usize = 0;
-  private previousTextUnits: u32 = 0;
-  private previousSandboxes: i32 = -1;
-  private previousContainers: i32 = -1;
-  /// Relists recognised as unchanged (counted for tests and benchmarks).
-  unchangedCount: u64 = 0;
+  /// The last relist's sandboxes and containers in listing order, and the two spare listings
+  /// the next relist fills.
+  private sandboxes: Listing = new Listing();
+  private containers: Listing = new Listing();
+  private nextSandboxes: Listing = new Listing();
+  private nextContainers: Listing = new Listing();
+  /// Each container's fingerprint in the last relist, by index (u64 each).
+  private fingerprints: usize = 0;
+  private fingerprintCapacity: i32 = 0;
+  /// False: events are counted, not made (the agent only counts them).
+  collectEvents: bool = true;
+
+  /// The fingerprint of the last relist's container `index` (see containerFingerprint).
+  @inline fingerprintAt(index: i32): u64 {
+    return load<u64>(this.fingerprints + (<usize>index << 3));
+  }
 
   /// Diffs a new relist. The result is valid until the next call.
   relist(p: PackedSnapshot): RelistDiff {
     const diff = this.diff;
     diff.events.length = 0;
-    // A steady node lists the same bytes every time: then nothing happened, the same pods are
-    // listed with the same indices, and none changed. A byte compare is far cheaper than the diff.
-    if (this.sameAsPrevious(p)) {
-      this.unchangedCount++;
-      let kept = 0;
-      for (let i = 0, n = diff.pods.length; i < n; i++) {
-        const slot = unchecked(diff.pods[i]);
-        if (slot.entryCount == 0) continue; // vanished last time: not in this relist
-        slot.changed = false;
-        unchecked((diff.pods[kept++] = slot));
-      }
-      diff.pods.length = kept;
-      return diff;
-    }
+    diff.eventCount = 0;
     diff.pods.length = 0;
-    this.keep(p);
     const generation = ++this.generation;
-    let capacity = 16;
-    while (capacity < (p.sandboxCount + p.containerCount) * 2) capacity <<= 1;
-    if (this.spareCapacity != capacity) {
-      if (this.spare != 0) heap.free(this.spare);
-      this.spare = heap.alloc(<usize>capacity << 2);
-      this.spareCapacity = capacity;
+    this.reserveTable(this.count + p.sandboxCount + p.containerCount);
+    const nextSandboxes = this.nextSandboxes;
+    const nextContainers = this.nextContainers;
+    nextSandboxes.reserve(p.sandboxCount);
+    nextContainers.reserve(p.containerCount);
+    if (this.fingerprintCapacity < p.containerCount) {
+      if (this.fingerprints != 0) heap.free(this.fingerprints);
+      this.fingerprints = heap.alloc(<usize>p.containerCount << 3);
+      this.fingerprintCapacity = p.containerCount;
     }
-    const next = this.spare;
-    memory.fill(next, 0, <usize>capacity << 2);
 
+    let cursor = 0;
     for (let i = 0; i < p.sandboxCount; i++) {
       const state = (p.sandboxWord(i, S_FLAGS) & S_FLAG_READY) != 0 ? PlegState.Running : PlegState.Exited;
-      const e = this.observe(p, next, capacity, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
+      const hint = cursor < this.sandboxes.length ? this.sandboxes.at(cursor) : 0;
+      const e = this.observe(p, hint, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
         p.sandboxWord(i, S_POD_UID), p.sandboxWord(i, S_POD_UID + 1), state, <u64>p.sandboxWord(i, S_FLAGS), generation, diff);
-      if (e != 0) changetype<Entry>(e).slot.sandboxIndices.push(i);
+      nextSandboxes.set(i, e);
+      if (e == 0) continue;
+      const entry = changetype<Entry>(e);
+      if (entry.position != NEW_POSITION) cursor = <i32>entry.position + 1;
+      entry.position = <u32>i;
+      entry.slot.sandboxIndices.push(i);
     }
+    cursor = 0;
     for (let i = 0; i < p.containerCount; i++) {
       const state = plegStateOfContainer(<i32>p.containerWord(i, C_STATE));
-      const e = this.observe(p, next, capacity, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
-        p.containerWord(i, C_POD_UID), p.containerWord(i, C_POD_UID + 1), state, containerFingerprint(p, i), generation, diff);
-      if (e != 0) changetype<Entry>(e).slot.containerIndices.push(i);
+      const hint = cursor < this.containers.length ? this.containers.at(cursor) : 0;
+      const fingerprint = containerFingerprint(p, i);
+      store<u64>(this.fingerprints + (<usize>i << 3), fingerprint);
+      const e = this.observe(p, hint, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
+        p.containerWord(i, C_POD_UID), p.containerWord(i, C_POD_UID + 1), state, fingerprint, generation, diff);
+      nextContainers.set(i, e);
+      if (e == 0) continue;
+      const entry = changetype<Entry>(e);
+      if (entry.position != NEW_POSITION) cursor = <i32>entry.position + 1;
+      entry.position = <u32>i;
+      entry.slot.containerIndices.push(i);
     }
+    nextSandboxes.length = p.sandboxCount;
+    nextContainers.length = p.containerCount;
     // Whatever was not seen this time has vanished.
-    for (let i = 0; i < this.capacity; i++) {
-      const ptr = load<usize>(this.table + (<usize>i << 2));
+    this.sweep(this.sandboxes, generation, diff);
+    this.sweep(this.containers, generation, diff);
+    this.nextSandboxes = this.sandboxes;
+    this.nextContainers = this.containers;
+    this.sandboxes = nextSandboxes;
+    this.containers = nextContainers;
+    return diff;
+  }
+
+  /// Frees the entries of `listing` the relist `generation` did not see, with their events.
+  private sweep(listing: Listing, generation: u32, diff: RelistDiff): void {
+    for (let i = 0, n = listing.length; i < n; i++) {
+      const ptr = listing.at(i);
       if (ptr == 0) continue;
       const e = changetype<Entry>(ptr);
       if (e.seen == generation) continue;
       const slot = e.slot;
-      generateEvents(slot.uid, e.idString(), e.state, PlegState.NonExistent, diff.events);
+      this.emit(slot, e, PlegState.NonExistent, diff);
       this.touch(slot, generation, diff);
       slot.changed = true;
       if (--slot.entryCount == 0) this.slots.delete(slot.uid);
+      if (e.seen != DETACHED) this.unlink(ptr);
       heap.free(ptr);
     }
-    this.spare = this.table;
-    this.spareCapacity = this.capacity;
-    this.table = next;
-    this.capacity = capacity;
-    return diff;
   }
 
-  private sameAsPrevious(p: PackedSnapshot): bool {
-    if (p.textUnits != this.previousTextUnits || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
-    const regions = regionsOf(p);
-    // Numbers and words first: a change of state or time shows there, and the text is the bulk.
-    for (let k = 0; k < 5; k++) {
-      const r = unchecked(COMPARE_ORDER[k]);
-      const size = unchecked(regions.sizes[r]);
-      if (size > 0 && !sameBytes(this.previous + unchecked(regions.offsets[r]), unchecked(regions.pointers[r]), size)) return false;
+  private emit(slot: PodSlot, e: Entry, newState: PlegState, diff: RelistDiff): void {
+    if (this.collectEvents) {
+      const before = diff.events.length;
+      generateEvents(slot.uid, e.idString(), e.state, newState, diff.events);
+      diff.eventCount += diff.events.length - before;
+    } else {
+      diff.eventCount += countEvents(e.state, newState);
     }
-    return true;
   }
 
-  private keep(p: PackedSnapshot): void {
-    const regions = regionsOf(p);
-    let total: usize = 0;
-    for (let r = 0; r < 5; r++) total += unchecked(regions.sizes[r]);
-    if (total != this.previousBytes) {
-      if (this.previous != 0) heap.free(this.previous);
-      this.previous = total > 0 ? heap.alloc(total) : 0;
-      this.previousBytes = total;
-    }
-    let at = this.previous;
-    for (let r = 0; r < 5; r++) {
-      const size = unchecked(regions.sizes[r]);
-      if (size > 0) memory.copy(at, unchecked(regions.pointers[r]), size);
-      at += size;
-    }
-    this.previousTextUnits = p.textUnits;
-    this.previousSandboxes = p.sandboxCount;
-    this.previousContainers = p.containerCount;
-  }
-
-  /// Finds or creates the entry of one object; 0 for a duplicate within this relist.
+  /// Finds or creates the entry of one object; 0 for a duplicate within this relist. `hint` is
+  /// the entry listed where this object would be if nothing moved.
   private observe(
-    p: PackedSnapshot, next: usize, nextCapacity: i32, idStart: u32, idLength: u32,
+    p: PackedSnapshot, hint: usize, idStart: u32, idLength: u32,
     podStart: u32, podLength: u32, state: PlegState, fingerprint: u64, generation: u32, diff: RelistDiff,
   ): usize {
-    const hash = p.rangeHash(idStart, idLength);
-    let ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
-    // The same ID listed for another pod than last time (a runtime that reuses IDs, or lies in
-    // its labels) is another object: the old one vanishes in the sweep below, this one is new.
-    if (ptr != 0 && !p.rangeEquals(changetype<Entry>(ptr).slot.uid, podStart, podLength)) ptr = 0;
-    let id = "";
+    let ptr: usize = 0;
+    if (hint != 0) {
+      const h = changetype<Entry>(hint);
+      if (h.seen != generation && h.seen != DETACHED && h.idUnits == idLength && p.rawRangeEquals(h.idPtr, idStart, idLength)) ptr = hint;
+    }
+    let hash: u64 = 0;
     if (ptr == 0) {
-      if (find(next, nextCapacity, p, hash, idStart, idLength) != 0) return 0; // listed twice: once counts
+      hash = p.rangeHash(idStart, idLength);
+      ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+    }
+    if (ptr != 0) {
+      const e = changetype<Entry>(ptr);
+      if (e.seen == generation) return 0; // listed twice: once counts
+      // The same ID listed for another pod than last time (a runtime that reuses IDs, or lies in
+      // its labels) is another object: the old one leaves the table now and vanishes in the
+      // sweep; this one is new.
+      if (!p.rangeEquals(e.slot.uid, podStart, podLength)) {
+        this.unlink(ptr);
+        e.seen = DETACHED;
+        hash = e.hash;
+        ptr = 0;
+      }
+    }
+    if (ptr == 0) {
       const uid = p.string(podStart, podLength);
       let slot: PodSlot;
       if (this.slots.has(uid)) slot = this.slots.get(uid);
@@ -268,24 +322,24 @@ export class Pleg {
       e.seen = 0;
       e.state = PlegState.NonExistent;
       e.idUnits = idLength;
+      e.position = NEW_POSITION;
       memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength << 1);
+      this.link(ptr);
       this.touch(slot, generation, diff);
       slot.changed = true;
     } else {
       const e = changetype<Entry>(ptr);
-      if (e.seen == generation) return 0;
       this.touch(e.slot, generation, diff);
       if (e.fingerprint != fingerprint) e.slot.changed = true;
     }
     const e = changetype<Entry>(ptr);
     if (e.state != state) {
-      generateEvents(e.slot.uid, e.idString(), e.state, state, diff.events);
+      this.emit(e.slot, e, state, diff);
       e.slot.changed = true;
     }
     e.state = state;
     e.fingerprint = fingerprint;
     e.seen = generation;
-    insert(next, nextCapacity, ptr);
     return ptr;
   }
 
@@ -306,6 +360,51 @@ export class Pleg {
     return slot.generation == this.generation ? slot : null;
   }
 
+  /// Room for `entries` at most half full: grown (or shrunk, when far emptier) by rehashing.
+  private reserveTable(entries: i32): void {
+    let capacity = 16;
+    while (capacity < entries * 2) capacity <<= 1;
+    if (capacity <= this.capacity && capacity * 8 > this.capacity) return;
+    const old = this.table;
+    const oldCapacity = this.capacity;
+    this.table = heap.alloc(<usize>capacity << 2);
+    memory.fill(this.table, 0, <usize>capacity << 2);
+    this.capacity = capacity;
+    for (let i = 0; i < oldCapacity; i++) {
+      const ptr = load<usize>(old + (<usize>i << 2));
+      if (ptr != 0) insert(this.table, capacity, ptr);
+    }
+    if (old != 0) heap.free(old);
+  }
+
+  private link(ptr: usize): void {
+    insert(this.table, this.capacity, ptr);
+    this.count++;
+  }
+
+  /// Takes an entry out of the table, shifting later members of its probe run back so that
+  /// every remaining entry stays reachable from its home slot (linear probing's deletion).
+  private unlink(ptr: usize): void {
+    const table = this.table;
+    const mask = this.capacity - 1;
+    let hole = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
+    while (load<usize>(table + (<usize>hole << 2)) != ptr) hole = (hole + 1) & mask;
+    let j = hole;
+    while (true) {
+      j = (j + 1) & mask;
+      const next = load<usize>(table + (<usize>j << 2));
+      if (next == 0) break;
+      const home = <i32>(changetype<Entry>(next).hash & <u64>mask);
+      // `next` may fill the hole only if its home is not cyclically within (hole, j].
+      const homeInRun = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+      if (homeInRun) continue;
+      store<usize>(table + (<usize>hole << 2), next);
+      hole = j;
+    }
+    store<usize>(table + (<usize>hole << 2), 0);
+    this.count--;
+  }
+
   /// Frees the unmanaged tables and entries; the PLEG is empty afterwards. For short-lived
   /// instances (the pure `pleg` interface); the agent's lives as long as the agent.
   dispose(): void {
@@ -314,31 +413,36 @@ export class Pleg {
       if (ptr != 0) heap.free(ptr);
     }
     if (this.table != 0) heap.free(this.table);
-    if (this.spare != 0) heap.free(this.spare);
-    if (this.previous != 0) heap.free(this.previous);
+    if (this.fingerprints != 0) heap.free(this.fingerprints);
+    this.fingerprints = 0;
+    this.fingerprintCapacity = 0;
     this.table = 0;
     this.capacity = 0;
-    this.spare = 0;
-    this.spareCapacity = 0;
-    this.previous = 0;
-    this.previousBytes = 0;
-    this.previousTextUnits = 0;
-    this.previousSandboxes = -1;
-    this.previousContainers = -1;
+    this.count = 0;
+    this.sandboxes.dispose();
+    this.containers.dispose();
+    this.nextSandboxes.dispose();
+    this.nextContainers.dispose();
     this.slots.clear();
   }
 
   /// Objects remembered from the last relist.
   get size(): i32 {
-    let n = 0;
-    for (let i = 0; i < this.capacity; i++) if (load<usize>(this.table + (<usize>i << 2)) != 0) n++;
-    return n;
+    return this.count;
   }
 }
 
+/// `seen` of an entry taken out of the table before its sweep (its ID came back for another pod).
+const DETACHED: u32 = U32.MAX_VALUE;
+/// `position` of an entry no relist listed yet: the hint for the object after it stays put.
+const NEW_POSITION: u32 = U32.MAX_VALUE;
+
 /// What of a container can change while its ID stays: state, exit, times, reason, message.
+/// (Name, image, spec hash, sandbox and pod are fixed when the runtime creates a container.)
+/// Never 0, which marks an observation not read from a relist.
 function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
   let h = mix(FNV_OFFSET, <u64>p.containerWord(i, C_STATE));
+  h = mix(h, <u64>p.containerNumber(i, N_CREATED));
   h = mix(h, <u64>p.containerWord(i, C_ATTEMPT));
   h = mix(h, <u64>p.containerNumber(i, N_EXIT_CODE));
   h = mix(h, <u64>p.containerNumber(i, N_STARTED));
@@ -347,7 +451,7 @@ function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
   if (reasonLength > 0) h = mix(h, p.rangeHash(p.containerWord(i, C_REASON), reasonLength));
   const messageLength = p.containerWord(i, C_MESSAGE + 1);
   if (messageLength > 0) h = mix(h, p.rangeHash(p.containerWord(i, C_MESSAGE), messageLength));
-  return h;
+  return h | 1;
 }
 
 function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: u32, length: u32): usize {
@@ -369,44 +473,4 @@ function insert(table: usize, capacity: i32, ptr: usize): void {
   let i = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
   while (load<usize>(table + (<usize>i << 2)) != 0) i = (i + 1) & mask;
   store<usize>(table + (<usize>i << 2), ptr);
-}
-
-/// The five arrays of a packed snapshot, as (pointer, byte size) pairs. Reused: no allocation.
-class Regions {
-  pointers: StaticArray<usize> = new StaticArray<usize>(5);
-  sizes: StaticArray<usize> = new StaticArray<usize>(5);
-  /** Where each region starts in the kept copy (the regions back to back, in order). */
-  offsets: StaticArray<usize> = new StaticArray<usize>(5);
-}
-const REGIONS = new Regions();
-/// Container numbers, sandbox numbers, container words, sandbox words, text.
-const COMPARE_ORDER: StaticArray<i32> = [4, 2, 3, 1, 0];
-
-function regionsOf(p: PackedSnapshot): Regions {
-  const r = REGIONS;
-  unchecked((r.pointers[0] = p.textPtr));
-  unchecked((r.sizes[0] = <usize>p.textUnits << 1));
-  unchecked((r.pointers[1] = p.sandboxesPtr));
-  unchecked((r.sizes[1] = (<usize>p.sandboxCount * <usize>SANDBOX_WORDS) << 2));
-  unchecked((r.pointers[2] = p.sandboxNumbersPtr));
-  unchecked((r.sizes[2] = (<usize>p.sandboxCount * <usize>SANDBOX_NUMBERS) << 3));
-  unchecked((r.pointers[3] = p.containersPtr));
-  unchecked((r.sizes[3] = (<usize>p.containerCount * <usize>CONTAINER_WORDS) << 2));
-  unchecked((r.pointers[4] = p.containerNumbersPtr));
-  unchecked((r.sizes[4] = (<usize>p.containerCount * <usize>CONTAINER_NUMBERS) << 3));
-  let offset: usize = 0;
-  for (let i = 0; i < 5; i++) {
-    unchecked((r.offsets[i] = offset));
-    offset += unchecked(r.sizes[i]);
-  }
-  return r;
-}
-
-/// Whether two byte ranges are equal, eight bytes at a time (wasm loads need no alignment;
-/// memory.compare goes byte by byte when the ranges are not both aligned).
-function sameBytes(a: usize, b: usize, size: usize): bool {
-  const end = a + size;
-  for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
-  for (; a < end; a++, b++) if (load<u8>(a) != load<u8>(b)) return false;
-  return true;
 }

@@ -40,7 +40,10 @@ export class RelistIntake {
   staleRelistCount: u64 = 0;
   abandonedRelistCount: u64 = 0;
 
-  constructor(private ctx: WorkerContext, private pods: PodManager) {}
+  constructor(private ctx: WorkerContext, private pods: PodManager) {
+    // The agent acts on which pods changed and only counts the events.
+    this.pleg.collectEvents = false;
+  }
 
   /// Queues a relist when one is due (or asked for) and none is in flight.
   poll(nowMs: u64): void {
@@ -113,7 +116,7 @@ export class RelistIntake {
       this.nextBackoffCollectAtMs = nowMs + BACKOFF_COLLECT_PERIOD_MS;
     }
     const diff = this.pleg.relist(snapshot);
-    this.plegEventCount += <u64>diff.events.length;
+    this.plegEventCount += <u64>diff.eventCount;
     const uninspected = new Set<string>();
     for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
 
@@ -183,7 +186,10 @@ export class RelistIntake {
       for (let j = 0; j < slot.containerIndices.length; j++) {
         const index = slot.containerIndices[j];
         const previous = findContainerAt(rec, snapshot, index);
-        containers.push(snapshot.materializeContainer(index, previous));
+        const fingerprint = this.pleg.fingerprintAt(index);
+        // Unchanged since the relist it was read from: the same object (no decode, no garbage).
+        if (previous !== null && previous.relistFingerprint == fingerprint) containers.push(previous);
+        else containers.push(snapshot.materializeContainer(index, previous, fingerprint));
       }
     }
     rec.sandboxes = sandboxes;

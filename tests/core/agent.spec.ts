@@ -368,3 +368,17 @@ describe("agent: pod sources", () => {
   });
 });
 
+
+describe("the pod's view of the runtime", () => {
+  it("follows a relist that contradicts a local change, though the container is otherwise as last listed", () => {
+    // A start the runtime acknowledges but does not carry out: the core marks the container
+    // running, and the next relist (listed after that) still shows it created, exactly as the
+    // relist before did. The view must take the runtime's word, so the core starts it again.
+    const node = new FakeNode(new Agent(config()));
+    node.ignoreStarts = true;
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 5000);
+    expect(node.count(ActionTag.CreateContainer)).toBe(1);
+    expect(node.count(ActionTag.StartContainer)).toBeGreaterThan(2);
+  });
+});

@@ -57,6 +57,8 @@ export class FakeNode {
   failCreates: bool = false;
   /** Answer every relist with a runtime error instead of a snapshot. */
   failRelists: bool = false;
+  /** StartContainer answers success and leaves the container created. */
+  ignoreStarts: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
   relistLagMs: u64 = 0;
   /** Pods whose containers the host could not inspect (ContainerStatus failed). */
@@ -176,10 +178,6 @@ export class FakeNode {
           r.error = new ActionError(0, 2, "runtime says no");
           break;
         }
-        if (this.failCreates) {
-          r.error = new ActionError(0, 2, "runtime says no");
-          break;
-        }
         if (k.create!.container.image == this.missingImage) {
           r.error = new ActionError(1, 0, "not found");
           break;
@@ -200,6 +198,7 @@ export class FakeNode {
         break;
       }
       case ActionTag.StartContainer: {
+        if (this.ignoreStarts) break; // said yes, did nothing
         const c = this.container(k.ref!.containerId);
         c.state = ContainerState.Running;
         c.startedAtNs = nowNs;

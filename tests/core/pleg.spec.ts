@@ -16,6 +16,15 @@ function relistDiff(pleg: Pleg, sandboxes: SandboxObservation[], containers: Con
   return diff;
 }
 
+/// A small deterministic generator for the reordering tests.
+class Lcg {
+  constructor(private seed: u32) {}
+  below(n: i32): i32 {
+    this.seed = this.seed * 1103515245 + 12345;
+    return <i32>((this.seed >> 8) % <u32>n);
+  }
+}
+
 // The upstream generateEvents table: (old, new) -> events.
 const N = PlegState.NonExistent;
 const R = PlegState.Running;
@@ -141,34 +150,74 @@ describe("Pleg.relist", () => {
     expect(diff.pods[1].changed).toBe(false);
   });
 
-  it("recognises a relist identical to the last one, and not one that differs in a single number", () => {
+  it("sees no change in a relist identical to the last, and a change in a single number", () => {
     const pleg = new Pleg();
     const sandboxes = [sandbox("s1", "p1", SandboxState.Ready), sandbox("s2", "p2", SandboxState.Ready)];
     const running = (): ContainerObservation[] => [container("c1", "p1", ContainerState.Running), container("c2", "p2", ContainerState.Running)];
     relistDiff(pleg, sandboxes, running());
     let diff = relistDiff(pleg, sandboxes, running());
-    expect(pleg.unchangedCount).toBe(1);
     expect(diff.pods.length).toBe(2);
+    expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
     expect(diff.pods[1].containerIndices).toStrictEqual([1]);
     const later = running();
     later[1].startedAtNs += 1;
     diff = relistDiff(pleg, sandboxes, later);
-    expect(pleg.unchangedCount).toBe(1);
+    expect(diff.pods[0].changed).toBe(false);
     expect(diff.pods[1].changed).toBe(true);
-    // Back to the first form: a change again, then steady.
-    relistDiff(pleg, sandboxes, running());
-    expect(pleg.unchangedCount).toBe(1);
-    diff = relistDiff(pleg, sandboxes, running());
-    expect(pleg.unchangedCount).toBe(2);
-    expect(diff.events.length).toBe(0);
-    expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
-    // A vanished pod is listed once, when it vanishes, and not in the steady relists after.
+    // A vanished pod is listed once, when it vanishes, and not in the relists after.
     diff = relistDiff(pleg, [sandboxes[0]], [running()[0]]);
     expect(diff.pods.length).toBe(2);
+    expect(diff.events.length).toBe(4); // s2 and c2: died and removed each
     diff = relistDiff(pleg, [sandboxes[0]], [running()[0]]);
-    expect(pleg.unchangedCount).toBe(3);
     expect(diff.pods.length).toBe(1);
     expect(diff.pods[0].uid).toBe("p1");
+    expect(diff.pods[0].changed).toBe(false);
+  });
+
+  it("matches objects by ID whatever order the runtime lists them in (containerd walks a map)", () => {
+    const pleg = new Pleg();
+    const containers: ContainerObservation[] = [];
+    for (let i = 0; i < 40; i++) containers.push(container("id-" + i.toString(), "p" + (i % 7).toString(), ContainerState.Running));
+    expect(relist(pleg, [], containers).length).toBe(40);
+    // Reversed, then rotated with one removed from the middle and one new at the front: only
+    // those two are events, and each pod lists the indices of this relist.
+    const reversed = containers.slice(0).reverse();
+    let diff = relistDiff(pleg, [], reversed);
+    expect(diff.events.length).toBe(0);
+    for (let i = 0; i < diff.pods.length; i++) expect(diff.pods[i].changed).toBe(false);
+    const rotated = reversed.slice(13).concat(reversed.slice(0, 13));
+    rotated.splice(20, 1); // id-6 (reversed[33]) is gone
+    rotated.unshift(container("id-new", "p3", ContainerState.Running));
+    diff = relistDiff(pleg, [], rotated);
+    expect(diff.events.length).toBe(3);
+    expect(diff.events[0].containerId).toBe("id-new");
+    expect(diff.events[0].type).toBe(STARTED);
+    expect(diff.events[1].containerId).toBe("id-6");
+    expect(diff.events[1].type).toBe(DIED);
+    expect(diff.events[2].type).toBe(REMOVED);
+    expect(pleg.size).toBe(40);
+    const p6 = pleg.slotOf("p6")!;
+    expect(p6.containerIndices.length).toBe(4); // id-13, 20, 27, 34
+    for (let i = 0; i < p6.containerIndices.length; i++) expect(rotated[p6.containerIndices[i]].podUid).toBe("p6");
+    expect(p6.changed).toBe(true); // id-6 was p6's
+    expect(pleg.slotOf("p1")!.changed).toBe(false);
+    // The same relist again: nothing.
+    expect(relist(pleg, [], rotated).length).toBe(0);
+  });
+
+  it("takes an ID listed for another pod than last time as a new object, the old one gone", () => {
+    const pleg = new Pleg();
+    relist(pleg, [], [container("a", "p1", ContainerState.Running), container("b", "p1", ContainerState.Running)]);
+    const events = relist(pleg, [], [container("a", "p1", ContainerState.Running), container("b", "p2", ContainerState.Running)]);
+    expect(events.length).toBe(3);
+    expect(events[0].podUid).toBe("p2");
+    expect(events[0].type).toBe(STARTED);
+    expect(events[1].podUid).toBe("p1");
+    expect(events[1].type).toBe(DIED);
+    expect(events[2].type).toBe(REMOVED);
+    expect(pleg.size).toBe(2);
+    expect(pleg.slotOf("p1")!.containerIndices).toStrictEqual([0]);
+    expect(relist(pleg, [], [container("b", "p2", ContainerState.Running), container("a", "p1", ContainerState.Running)]).length).toBe(0);
   });
 
   it("keeps many objects apart (hash table growth and probing)", () => {
@@ -182,6 +231,41 @@ describe("Pleg.relist", () => {
     expect(events.length).toBe(1);
     expect(events[0].containerId).toBe("id-1234");
     expect(pleg.size).toBe(3000);
+  });
+
+  it("stays right through many relists that add, remove and reorder (table deletion, shrink, growth)", () => {
+    const pleg = new Pleg();
+    const random = new Lcg(12345);
+    let live: string[] = [];
+    let made = 0;
+    for (let round = 0; round < 40; round++) {
+      // Grow to about 1,500 objects, then shrink to a handful, then grow again.
+      const target = round < 15 ? 1500 : round < 25 ? 8 : 900;
+      const kept: string[] = [];
+      let removed = 0;
+      for (let i = 0; i < live.length; i++) {
+        if (random.below(4) == 0 || kept.length >= target) removed++;
+        else kept.push(live[i]);
+      }
+      let added = 0;
+      while (kept.length < target && added < 400) {
+        kept.push("obj-" + (made++).toString());
+        added++;
+      }
+      for (let i = kept.length - 1; i > 0; i--) {
+        const j = random.below(i + 1);
+        const t = kept[i];
+        kept[i] = kept[j];
+        kept[j] = t;
+      }
+      const containers: ContainerObservation[] = [];
+      // Each object keeps its pod (by its name's length) wherever it is listed.
+      for (let i = 0; i < kept.length; i++) containers.push(container(kept[i], "p" + (kept[i].length % 13).toString(), ContainerState.Running));
+      const events = relist(pleg, [], containers);
+      expect(events.length).toBe(added + 2 * removed);
+      expect(pleg.size).toBe(kept.length);
+      live = kept;
+    }
   });
 });
 
