@@ -127,6 +127,21 @@ export class PackedSnapshot {
     return unitsEqual(a, this.textAt(start), length);
   }
 
+  /// Reads again into `c`, the container at `index` as an earlier relist listed it, what can
+  /// change while a container's ID stays (see the PLEG's containerFingerprint); the rest was
+  /// fixed when the runtime created it.
+  refreshContainer(index: i32, c: ContainerObservation, fingerprint: u64): void {
+    c.attempt = this.containerWord(index, C_ATTEMPT);
+    c.state = <i32>this.containerWord(index, C_STATE);
+    c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
+    c.createdAtNs = this.containerNumber(index, N_CREATED);
+    c.startedAtNs = this.containerNumber(index, N_STARTED);
+    c.finishedAtNs = this.containerNumber(index, N_FINISHED);
+    c.reason = this.containerField(index, C_REASON, c.reason);
+    c.message = this.containerField(index, C_MESSAGE, c.message);
+    c.relistFingerprint = fingerprint;
+  }
+
   /// A container field as a string, reusing `known` when it has the same text: a changed
   /// container mostly keeps its strings, and a decode is an allocation.
   private containerField(index: i32, word: i32, known: string | null): string {

@@ -130,8 +130,9 @@ const FNV_PRIME: u64 = 0x100000001b3;
   return (hash ^ value) * FNV_PRIME;
 }
 
-/// Entry pointers of one relist in listing order (0 for an object listed twice): where the next
-/// relist first looks for each object.
+/// Entry pointers of one relist in listing order (0 for an object listed twice), each beside its
+/// ID's hash tag (see `cell`): where the next relist first looks for each object, without
+/// touching the entry unless the tags agree.
 class Listing {
   ptr: usize = 0;
   capacity: i32 = 0;
@@ -140,16 +141,16 @@ class Listing {
   reserve(count: i32): void {
     if (count <= this.capacity) return;
     if (this.ptr != 0) heap.free(this.ptr);
-    this.ptr = heap.alloc(<usize>count << 2);
+    this.ptr = heap.alloc(<usize>count << 3);
     this.capacity = count;
   }
 
-  @inline at(i: i32): usize {
-    return load<usize>(this.ptr + (<usize>i << 2));
+  @inline at(i: i32): u64 {
+    return load<u64>(this.ptr + (<usize>i << 3));
   }
 
   @inline set(i: i32, entry: usize): void {
-    store<usize>(this.ptr + (<usize>i << 2), entry);
+    store<u64>(this.ptr + (<usize>i << 3), entry == 0 ? 0 : cell(changetype<Entry>(entry).hash, entry));
   }
 
   dispose(): void {
@@ -166,7 +167,8 @@ class Listing {
 /// stable order costs no hashing); a runtime that lists in any order (containerd walks a Go map)
 /// is looked up by ID hash.
 export class Pleg {
-  /// Open-addressing table (linear probing) of Entry pointers by ID, kept between relists.
+  /// Open-addressing table (linear probing) of cells (see `cell`) by ID hash, kept between
+  /// relists.
   private table: usize = 0;
   private capacity: i32 = 0;
   private count: i32 = 0;
@@ -198,7 +200,8 @@ export class Pleg {
     diff.eventCount = 0;
     diff.pods.length = 0;
     const generation = ++this.generation;
-    this.reserveTable(this.count + p.sandboxCount + p.containerCount);
+    // Sized for what this relist lists; newcomers grow it as they come (see link).
+    this.reserveTable(max(this.count, p.sandboxCount + p.containerCount));
     const nextSandboxes = this.nextSandboxes;
     const nextContainers = this.nextContainers;
     nextSandboxes.reserve(p.sandboxCount);
@@ -212,7 +215,7 @@ export class Pleg {
     let cursor = 0;
     for (let i = 0; i < p.sandboxCount; i++) {
       const state = (p.sandboxWord(i, S_FLAGS) & S_FLAG_READY) != 0 ? PlegState.Running : PlegState.Exited;
-      const hint = cursor < this.sandboxes.length ? this.sandboxes.at(cursor) : 0;
+      const hint: u64 = cursor < this.sandboxes.length ? this.sandboxes.at(cursor) : 0;
       const e = this.observe(p, hint, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
         p.sandboxWord(i, S_POD_UID), p.sandboxWord(i, S_POD_UID + 1), state, <u64>p.sandboxWord(i, S_FLAGS), generation, diff);
       nextSandboxes.set(i, e);
@@ -225,7 +228,7 @@ export class Pleg {
     cursor = 0;
     for (let i = 0; i < p.containerCount; i++) {
       const state = plegStateOfContainer(<i32>p.containerWord(i, C_STATE));
-      const hint = cursor < this.containers.length ? this.containers.at(cursor) : 0;
+      const hint: u64 = cursor < this.containers.length ? this.containers.at(cursor) : 0;
       const fingerprint = containerFingerprint(p, i);
       store<u64>(this.fingerprints + (<usize>i << 3), fingerprint);
       const e = this.observe(p, hint, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
@@ -252,7 +255,7 @@ export class Pleg {
   /// Frees the entries of `listing` the relist `generation` did not see, with their events.
   private sweep(listing: Listing, generation: u32, diff: RelistDiff): void {
     for (let i = 0, n = listing.length; i < n; i++) {
-      const ptr = listing.at(i);
+      const ptr = cellEntry(listing.at(i));
       if (ptr == 0) continue;
       const e = changetype<Entry>(ptr);
       if (e.seen == generation) continue;
@@ -277,21 +280,20 @@ export class Pleg {
   }
 
   /// Finds or creates the entry of one object; 0 for a duplicate within this relist. `hint` is
-  /// the entry listed where this object would be if nothing moved.
+  /// the cell listed where this object would be if nothing moved.
   private observe(
-    p: PackedSnapshot, hint: usize, idStart: u32, idLength: u32,
+    p: PackedSnapshot, hint: u64, idStart: u32, idLength: u32,
     podStart: u32, podLength: u32, state: PlegState, fingerprint: u64, generation: u32, diff: RelistDiff,
   ): usize {
+    let hash = p.rangeHash(idStart, idLength);
     let ptr: usize = 0;
-    if (hint != 0) {
-      const h = changetype<Entry>(hint);
-      if (h.seen != generation && h.seen != DETACHED && h.idUnits == idLength && p.rawRangeEquals(h.idPtr, idStart, idLength)) ptr = hint;
+    if (cellTag(hint) == <u32>(hash >> 32)) {
+      const h = changetype<Entry>(cellEntry(hint));
+      if (h.hash == hash && h.seen != generation && h.seen != DETACHED && h.idUnits == idLength && p.rawRangeEquals(h.idPtr, idStart, idLength)) {
+        ptr = changetype<usize>(h);
+      }
     }
-    let hash: u64 = 0;
-    if (ptr == 0) {
-      hash = p.rangeHash(idStart, idLength);
-      ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
-    }
+    if (ptr == 0) ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
     if (ptr != 0) {
       const e = changetype<Entry>(ptr);
       if (e.seen == generation) return 0; // listed twice: once counts
@@ -301,7 +303,6 @@ export class Pleg {
       if (!p.rangeEquals(e.slot.uid, podStart, podLength)) {
         this.unlink(ptr);
         e.seen = DETACHED;
-        hash = e.hash;
         ptr = 0;
       }
     }
@@ -361,23 +362,25 @@ export class Pleg {
   }
 
   /// Room for `entries` at most half full: grown (or shrunk, when far emptier) by rehashing.
+  /// (Growing mid-relist is safe: listings hold entries, not table positions.)
   private reserveTable(entries: i32): void {
     let capacity = 16;
     while (capacity < entries * 2) capacity <<= 1;
     if (capacity <= this.capacity && capacity * 8 > this.capacity) return;
     const old = this.table;
     const oldCapacity = this.capacity;
-    this.table = heap.alloc(<usize>capacity << 2);
-    memory.fill(this.table, 0, <usize>capacity << 2);
+    this.table = heap.alloc(<usize>capacity << 3);
+    memory.fill(this.table, 0, <usize>capacity << 3);
     this.capacity = capacity;
     for (let i = 0; i < oldCapacity; i++) {
-      const ptr = load<usize>(old + (<usize>i << 2));
+      const ptr = cellEntry(load<u64>(old + (<usize>i << 3)));
       if (ptr != 0) insert(this.table, capacity, ptr);
     }
     if (old != 0) heap.free(old);
   }
 
   private link(ptr: usize): void {
+    if ((this.count + 1) * 2 > this.capacity) this.reserveTable(this.count + 1);
     insert(this.table, this.capacity, ptr);
     this.count++;
   }
@@ -388,20 +391,20 @@ export class Pleg {
     const table = this.table;
     const mask = this.capacity - 1;
     let hole = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
-    while (load<usize>(table + (<usize>hole << 2)) != ptr) hole = (hole + 1) & mask;
+    while (cellEntry(load<u64>(table + (<usize>hole << 3))) != ptr) hole = (hole + 1) & mask;
     let j = hole;
     while (true) {
       j = (j + 1) & mask;
-      const next = load<usize>(table + (<usize>j << 2));
+      const next = load<u64>(table + (<usize>j << 3));
       if (next == 0) break;
-      const home = <i32>(changetype<Entry>(next).hash & <u64>mask);
+      const home = <i32>(changetype<Entry>(cellEntry(next)).hash & <u64>mask);
       // `next` may fill the hole only if its home is not cyclically within (hole, j].
       const homeInRun = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
       if (homeInRun) continue;
-      store<usize>(table + (<usize>hole << 2), next);
+      store<u64>(table + (<usize>hole << 3), next);
       hole = j;
     }
-    store<usize>(table + (<usize>hole << 2), 0);
+    store<u64>(table + (<usize>hole << 3), 0);
     this.count--;
   }
 
@@ -409,7 +412,7 @@ export class Pleg {
   /// instances (the pure `pleg` interface); the agent's lives as long as the agent.
   dispose(): void {
     for (let i = 0; i < this.capacity; i++) {
-      const ptr = load<usize>(this.table + (<usize>i << 2));
+      const ptr = cellEntry(load<u64>(this.table + (<usize>i << 3)));
       if (ptr != 0) heap.free(ptr);
     }
     if (this.table != 0) heap.free(this.table);
@@ -454,23 +457,42 @@ function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
   return h | 1;
 }
 
+/// A table or listing cell: the high 32 bits of an entry's ID hash beside its pointer, so that a
+/// probe or a hint rules most entries out without reading them (each read is a cache miss on a
+/// large node).
+@inline function cell(hash: u64, ptr: usize): u64 {
+  return (hash & 0xffffffff00000000) | <u64>ptr;
+}
+
+@inline function cellTag(c: u64): u32 {
+  return <u32>(c >> 32);
+}
+
+@inline function cellEntry(c: u64): usize {
+  return <usize>(c & 0xffffffff);
+}
+
 function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: u32, length: u32): usize {
   if (capacity == 0) return 0;
   const mask = capacity - 1;
+  const tag = <u32>(hash >> 32);
   let i = <i32>(hash & <u64>mask);
-  let ptr = load<usize>(table + (<usize>i << 2));
-  while (ptr != 0) {
-    const e = changetype<Entry>(ptr);
-    if (e.hash == hash && e.idUnits == length && p.rawRangeEquals(e.idPtr, start, length)) return ptr;
+  let c = load<u64>(table + (<usize>i << 3));
+  while (c != 0) {
+    if (cellTag(c) == tag) {
+      const e = changetype<Entry>(cellEntry(c));
+      if (e.hash == hash && e.idUnits == length && p.rawRangeEquals(e.idPtr, start, length)) return changetype<usize>(e);
+    }
     i = (i + 1) & mask;
-    ptr = load<usize>(table + (<usize>i << 2));
+    c = load<u64>(table + (<usize>i << 3));
   }
   return 0;
 }
 
 function insert(table: usize, capacity: i32, ptr: usize): void {
   const mask = capacity - 1;
-  let i = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
-  while (load<usize>(table + (<usize>i << 2)) != 0) i = (i + 1) & mask;
-  store<usize>(table + (<usize>i << 2), ptr);
+  const hash = changetype<Entry>(ptr).hash;
+  let i = <i32>(hash & <u64>mask);
+  while (load<u64>(table + (<usize>i << 3)) != 0) i = (i + 1) & mask;
+  store<u64>(table + (<usize>i << 3), cell(hash, ptr));
 }

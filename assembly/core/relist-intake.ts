@@ -31,6 +31,9 @@ export class RelistIntake {
   private soonAfterAnswer: bool = false;
   /// `listed-at-ms` of the newest relist taken in; an older one arriving later is out of date.
   private newestListedAtMs: u64 = 0;
+  /// Reused by replaceView: each pod's new view is gathered here, then copied into its lists.
+  private scratchSandboxes: SandboxObservation[] = [];
+  private scratchContainers: ContainerObservation[] = [];
   /// When back-off entries idle for more than 2 x max are next dropped (upstream: every minute).
   private nextBackoffCollectAtMs: u64 = 0;
   /// No pod is acted on before the first relist: after an agent restart the runtime already
@@ -137,7 +140,7 @@ export class RelistIntake {
     for (let i = 0, n = stale.length; i < n; i++) {
       const rec = unchecked(stale[i]);
       if (rec.viewIsSnapshot || rec.state == WorkerState.Forgotten) continue;
-      if (uninspected.has(rec.uid)) {
+      if (uninspected.size > 0 && uninspected.has(rec.uid)) {
         // The runtime has something of this pod that could not be read. Acting on the old view
         // could duplicate what is there (after an agent restart the old view is empty), so the
         // pod waits for a relist that reads it, as upstream's pod worker waits out a status error.
@@ -172,11 +175,12 @@ export class RelistIntake {
     if (this.nextAtMs > atMs) this.nextAtMs = atMs;
   }
 
-  /// The pod's view becomes what the snapshot says; unchanged observations are kept as objects.
+  /// The pod's view becomes what the snapshot says; unchanged observations are kept as objects,
+  /// and the record's lists are refilled in place (the pod's own lists: nothing else holds them).
   private replaceView(rec: PodRecord, snapshot: PackedSnapshot): void {
     const slot = this.pleg.slotOf(rec.uid);
-    const sandboxes: SandboxObservation[] = [];
-    const containers: ContainerObservation[] = [];
+    const sandboxes = this.scratchSandboxes;
+    const containers = this.scratchContainers;
     if (slot !== null) {
       for (let j = 0; j < slot.sandboxIndices.length; j++) {
         const index = slot.sandboxIndices[j];
@@ -187,13 +191,18 @@ export class RelistIntake {
         const index = slot.containerIndices[j];
         const previous = findContainerAt(rec, snapshot, index);
         const fingerprint = this.pleg.fingerprintAt(index);
-        // Unchanged since the relist it was read from: the same object (no decode, no garbage).
-        if (previous !== null && previous.relistFingerprint == fingerprint) containers.push(previous);
-        else containers.push(snapshot.materializeContainer(index, previous, fingerprint));
+        if (previous !== null && previous.relistFingerprint != 0) {
+          // Read from a relist before and not changed here since: only what can change while
+          // the ID stays is read again, into the same object (no garbage on a busy node).
+          if (previous.relistFingerprint != fingerprint) snapshot.refreshContainer(index, previous, fingerprint);
+          containers.push(previous);
+        } else {
+          containers.push(snapshot.materializeContainer(index, previous, fingerprint));
+        }
       }
     }
-    rec.sandboxes = sandboxes;
-    rec.containers = containers;
+    refill<SandboxObservation>(rec.sandboxes, sandboxes);
+    refill<ContainerObservation>(rec.containers, containers);
     rec.viewIsSnapshot = true;
     rec.onStaleList = false;
     rec.needsFreshView = false;
@@ -213,6 +222,14 @@ export class RelistIntake {
     rec.onStaleList = true;
     this.staleViews.push(rec);
   }
+}
+
+/// `into` takes the contents of `from`, which is left empty.
+function refill<T>(into: T[], from: T[]): void {
+  const n = from.length;
+  into.length = n;
+  for (let i = 0; i < n; i++) unchecked((into[i] = unchecked(from[i])));
+  from.length = 0;
 }
 
 /// The pod's current observation of the sandbox at `index` of the snapshot, by ID.
