@@ -107,3 +107,17 @@ test("packing objects one by one and laying them end to end gives the bytes of a
   for (const key of ["text", "sandboxes", "sandboxNumbers", "containers", "containerNumbers"]) assert.deepEqual([...laid[key]], [...whole[key]], key);
   assert.equal(String.fromCharCode(...whole.text.slice(whole.containers[14], whole.containers[14] + whole.containers[15])), containers[0].message);
 });
+
+test("the packer keeps every state, any exit code and text beyond ASCII, short or long", () => {
+  const long = `message ${"é".repeat(30)} 🚀 end`;
+  const containers = ["created", "running", "exited", "unknown"].map((state, i) => ({
+    id: `c${i}`, sandboxId: "s", podUid: "u", name: i === 3 ? "ünï" : `n${i}`, attempt: i, state, image: "img", specHash: "h",
+    exitCode: [-1, 0, 255, 300][i], reason: "", message: i === 2 ? long : "", createdAtNs: 1n, startedAtNs: 2n, finishedAtNs: 3n,
+  }));
+  const packed = packSnapshot({ listedAtMs: 1n, sandboxes: [], containers, uninspectedPodUids: [] });
+  const text = (start, length) => String.fromCharCode(...packed.text.subarray(start, start + length));
+  assert.deepEqual([0, 1, 2, 3].map((i) => packed.containers[i * 18 + 17]), [0, 1, 2, 3]);
+  assert.deepEqual([0, 1, 2, 3].map((i) => packed.containerNumbers[i * 4]), [-1n, 0n, 255n, 300n]);
+  assert.equal(text(packed.containers[2 * 18 + 14], packed.containers[2 * 18 + 15]), long);
+  assert.equal(text(packed.containers[3 * 18 + 6], packed.containers[3 * 18 + 7]), "ünï");
+});
