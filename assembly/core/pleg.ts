@@ -12,7 +12,11 @@ import {
   N_EXIT_CODE,
   N_FINISHED,
   N_STARTED,
+  CONTAINER_NUMBERS,
+  CONTAINER_WORDS,
   PackedSnapshot,
+  SANDBOX_NUMBERS,
+  SANDBOX_WORDS,
   S_FLAGS,
   S_FLAG_READY,
   S_ID,
@@ -187,6 +191,20 @@ export class Pleg {
   private fingerprintCapacity: i32 = 0;
   /// False: events are counted, not made (the agent only counts them).
   collectEvents: bool = true;
+  /// A copy of the last relist's arrays (text, sandbox words and numbers, container words and
+  /// numbers, back to back), kept only while the runtime lists in a stable order: then a relist
+  /// in which nothing changed is the same bytes, and one compare replaces the diff. (containerd
+  /// lists in a new order every time; the copy is not made for it.)
+  private previous: usize = 0;
+  private previousBytes: usize = 0;
+  private previousKept: bool = false;
+  private previousTextUnits: u32 = 0;
+  private previousSandboxes: i32 = -1;
+  private previousContainers: i32 = -1;
+  /// Objects of the relist in progress not found where the last relist listed them.
+  private hintMisses: i32 = 0;
+  /// Relists recognised as byte-identical to the last one.
+  unchangedCount: u64 = 0;
 
   /// The fingerprint of the last relist's container `index` (see containerFingerprint).
   @inline fingerprintAt(index: i32): u64 {
@@ -198,7 +216,21 @@ export class Pleg {
     const diff = this.diff;
     diff.events.length = 0;
     diff.eventCount = 0;
+    if (this.previousKept && this.sameAsPrevious(p)) {
+      // Nothing happened: the same pods, with the same indices, none changed.
+      this.unchangedCount++;
+      let kept = 0;
+      for (let i = 0, n = diff.pods.length; i < n; i++) {
+        const slot = unchecked(diff.pods[i]);
+        if (slot.entryCount == 0) continue; // vanished last time: not in this relist
+        slot.changed = false;
+        unchecked((diff.pods[kept++] = slot));
+      }
+      diff.pods.length = kept;
+      return diff;
+    }
     diff.pods.length = 0;
+    this.hintMisses = 0;
     const generation = ++this.generation;
     // Sized for what this relist lists; newcomers grow it as they come (see link).
     this.reserveTable(max(this.count, p.sandboxCount + p.containerCount));
@@ -249,7 +281,42 @@ export class Pleg {
     this.nextContainers = this.containers;
     this.sandboxes = nextSandboxes;
     this.containers = nextContainers;
+    if (this.hintMisses == 0) this.keep(p);
+    else this.previousKept = false;
     return diff;
+  }
+
+  private sameAsPrevious(p: PackedSnapshot): bool {
+    if (p.textUnits != this.previousTextUnits || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
+    const regions = regionsOf(p);
+    // Numbers and words first: a change of state or time shows there, and the text is the bulk.
+    for (let k = 0; k < 5; k++) {
+      const r = unchecked(COMPARE_ORDER[k]);
+      const size = unchecked(regions.sizes[r]);
+      if (size > 0 && !sameBytes(this.previous + unchecked(regions.offsets[r]), unchecked(regions.pointers[r]), size)) return false;
+    }
+    return true;
+  }
+
+  private keep(p: PackedSnapshot): void {
+    const regions = regionsOf(p);
+    let total: usize = 0;
+    for (let r = 0; r < 5; r++) total += unchecked(regions.sizes[r]);
+    if (total > this.previousBytes) {
+      if (this.previous != 0) heap.free(this.previous);
+      this.previous = heap.alloc(total);
+      this.previousBytes = total;
+    }
+    let at = this.previous;
+    for (let r = 0; r < 5; r++) {
+      const size = unchecked(regions.sizes[r]);
+      if (size > 0) memory.copy(at, unchecked(regions.pointers[r]), size);
+      at += size;
+    }
+    this.previousKept = true;
+    this.previousTextUnits = p.textUnits;
+    this.previousSandboxes = p.sandboxCount;
+    this.previousContainers = p.containerCount;
   }
 
   /// Frees the entries of `listing` the relist `generation` did not see, with their events.
@@ -293,7 +360,10 @@ export class Pleg {
         ptr = changetype<usize>(h);
       }
     }
-    if (ptr == 0) ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+    if (ptr == 0) {
+      this.hintMisses++;
+      ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+    }
     if (ptr != 0) {
       const e = changetype<Entry>(ptr);
       if (e.seen == generation) return 0; // listed twice: once counts
@@ -417,6 +487,10 @@ export class Pleg {
     }
     if (this.table != 0) heap.free(this.table);
     if (this.fingerprints != 0) heap.free(this.fingerprints);
+    if (this.previous != 0) heap.free(this.previous);
+    this.previous = 0;
+    this.previousBytes = 0;
+    this.previousKept = false;
     this.fingerprints = 0;
     this.fingerprintCapacity = 0;
     this.table = 0;
@@ -495,4 +569,44 @@ function insert(table: usize, capacity: i32, ptr: usize): void {
   let i = <i32>(hash & <u64>mask);
   while (load<u64>(table + (<usize>i << 3)) != 0) i = (i + 1) & mask;
   store<u64>(table + (<usize>i << 3), cell(hash, ptr));
+}
+
+/// The five arrays of a packed snapshot, as (pointer, byte size) pairs. Reused: no allocation.
+class Regions {
+  pointers: StaticArray<usize> = new StaticArray<usize>(5);
+  sizes: StaticArray<usize> = new StaticArray<usize>(5);
+  /** Where each region starts in the kept copy (the regions back to back, in order). */
+  offsets: StaticArray<usize> = new StaticArray<usize>(5);
+}
+const REGIONS = new Regions();
+/// Container numbers, sandbox numbers, container words, sandbox words, text.
+const COMPARE_ORDER: StaticArray<i32> = [4, 2, 3, 1, 0];
+
+function regionsOf(p: PackedSnapshot): Regions {
+  const r = REGIONS;
+  unchecked((r.pointers[0] = p.textPtr));
+  unchecked((r.sizes[0] = <usize>p.textUnits << 1));
+  unchecked((r.pointers[1] = p.sandboxesPtr));
+  unchecked((r.sizes[1] = (<usize>p.sandboxCount * <usize>SANDBOX_WORDS) << 2));
+  unchecked((r.pointers[2] = p.sandboxNumbersPtr));
+  unchecked((r.sizes[2] = (<usize>p.sandboxCount * <usize>SANDBOX_NUMBERS) << 3));
+  unchecked((r.pointers[3] = p.containersPtr));
+  unchecked((r.sizes[3] = (<usize>p.containerCount * <usize>CONTAINER_WORDS) << 2));
+  unchecked((r.pointers[4] = p.containerNumbersPtr));
+  unchecked((r.sizes[4] = (<usize>p.containerCount * <usize>CONTAINER_NUMBERS) << 3));
+  let offset: usize = 0;
+  for (let i = 0; i < 5; i++) {
+    unchecked((r.offsets[i] = offset));
+    offset += unchecked(r.sizes[i]);
+  }
+  return r;
+}
+
+/// Whether two byte ranges are equal, eight bytes at a time (wasm loads need no alignment;
+/// memory.compare goes byte by byte when the ranges are not both aligned).
+function sameBytes(a: usize, b: usize, size: usize): bool {
+  const end = a + size;
+  for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
+  for (; a < end; a++, b++) if (load<u8>(a) != load<u8>(b)) return false;
+  return true;
 }

@@ -174,6 +174,44 @@ describe("Pleg.relist", () => {
     expect(diff.pods[0].changed).toBe(false);
   });
 
+  it("takes a relist byte-identical to the last, from a runtime that lists in a stable order, with one compare", () => {
+    const pleg = new Pleg();
+    const sandboxes = [sandbox("s1", "p1", SandboxState.Ready), sandbox("s2", "p2", SandboxState.Ready)];
+    const running = (): ContainerObservation[] => [container("c1", "p1", ContainerState.Running), container("c2", "p2", ContainerState.Running)];
+    relistDiff(pleg, sandboxes, running()); // all new
+    relistDiff(pleg, sandboxes, running()); // diffed: every object where it was
+    let diff = relistDiff(pleg, sandboxes, running());
+    expect(pleg.unchangedCount).toBe(1);
+    expect(diff.pods.length).toBe(2);
+    expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
+    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
+    expect(pleg.slotOf("p2")!.sandboxIndices).toStrictEqual([1]);
+    // One number differs: diffed, and the pod marked.
+    const later = running();
+    later[1].startedAtNs += 1;
+    diff = relistDiff(pleg, sandboxes, later);
+    expect(pleg.unchangedCount).toBe(1);
+    expect(diff.pods[1].changed).toBe(true);
+    // Listed in another order: diffed (no copy is compared against the next one either).
+    const swapped = [later[1], later[0]];
+    diff = relistDiff(pleg, sandboxes, swapped);
+    expect(diff.events.length).toBe(0);
+    relistDiff(pleg, sandboxes, swapped);
+    expect(pleg.unchangedCount).toBe(1);
+    // Stable again: the relist after a stable one is compared.
+    diff = relistDiff(pleg, sandboxes, swapped);
+    expect(pleg.unchangedCount).toBe(2);
+    expect(pleg.slotOf("p2")!.containerIndices).toStrictEqual([0]);
+    // A vanished pod is listed once, when it vanishes, and not in the identical relists after.
+    diff = relistDiff(pleg, [sandboxes[0]], [swapped[1]]);
+    expect(diff.pods.length).toBe(2);
+    relistDiff(pleg, [sandboxes[0]], [swapped[1]]);
+    diff = relistDiff(pleg, [sandboxes[0]], [swapped[1]]);
+    expect(pleg.unchangedCount).toBe(3);
+    expect(diff.pods.length).toBe(1);
+    expect(diff.pods[0].uid).toBe("p1");
+  });
+
   it("matches objects by ID whatever order the runtime lists them in (containerd walks a map)", () => {
     const pleg = new Pleg();
     const containers: ContainerObservation[] = [];
