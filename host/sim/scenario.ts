@@ -167,6 +167,9 @@ export interface Scenario {
    * exits). A stream loses no event while up: a lost one would wait for the five-minute relist.
    */
   runtimeEvents: { source: "none" | "exits" | "stream"; lose: number; latency: DurationRange };
+  /** The order the runtime lists in: the same every relist, or a new one each time (containerd's
+   * CRI lists walk a Go map). */
+  listOrder: "stable" | "shuffled";
 }
 
 
@@ -343,7 +346,7 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder"]);
   const events = o.runtimeEvents === undefined ? {} : r.object(o.runtimeEvents, "runtimeEvents");
   r.only(events, "runtimeEvents", ["source", "lose", "latency"]);
   const eventSource = events.source ?? "none";
@@ -356,6 +359,8 @@ export function readScenario(doc: unknown, file: string): Scenario {
   const volumeFailure = volumes.failure ?? 0;
   if (typeof volumeFailure !== "number" || !(volumeFailure >= 0 && volumeFailure <= 1)) r.fail("volumes.failure", `expected a number from 0 to 1, got ${describe(volumeFailure)}`);
   if (o.stopsHoldSlots !== undefined && typeof o.stopsHoldSlots !== "boolean") r.fail("stopsHoldSlots", `expected true or false, got ${describe(o.stopsHoldSlots)}`);
+  const listOrder = o.listOrder ?? "stable";
+  if (listOrder !== "stable" && listOrder !== "shuffled") r.fail("listOrder", `expected stable or shuffled, got ${describe(listOrder)}`);
   const source = o.source ?? "file";
   if (source !== "file" && source !== "apiserver") r.fail("source", `expected file or apiserver, got ${describe(source)}`);
   const durationMs = r.duration(o.duration ?? "10m", "duration");
@@ -431,6 +436,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     stopsHoldSlots: o.stopsHoldSlots === true,
     volumes: { latency: r.range(volumes.latency ?? "5ms-50ms", "volumes.latency"), failure: volumeFailure as number },
     runtimeEvents: { source: eventSource as "none" | "exits" | "stream", lose: eventLoss as number, latency: r.range(events.latency ?? "0ms-100ms", "runtimeEvents.latency") },
+    listOrder: listOrder as "stable" | "shuffled",
   };
 }
 

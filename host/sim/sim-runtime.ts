@@ -56,14 +56,25 @@ export class SimRuntime {
   readonly missingImages = new Set<string>();
   /** Bumped on every change; a relist of an unchanged runtime reuses its snapshot. */
   private version = 0;
-  private cached?: { version: number; snapshot: RuntimeSnapshot; packed: PackedSnapshot };
+  private cached?: {
+    version: number;
+    snapshot: RuntimeSnapshot;
+    packed: PackedSnapshot;
+    sandboxes: { observation: SandboxObservation; segment: PackedSegment }[];
+    containers: { observation: ContainerObservation; segment: PackedSegment }[];
+  };
 
   /** Told of every container exit, however it came (StopContainer calls wait for it). */
   onExit?: (c: SimContainer, nowMs: number) => void;
   /** Told of every change a relist would show (`exit`: a container's process ended). */
   onChange?: (exit: boolean) => void;
 
-  constructor(private ids: Prng) {}
+  /** `listOrder`: each relist lists in a new order drawn from it (containerd's CRI lists walk a
+   * Go map); without it, in the same order every time. */
+  constructor(
+    private ids: Prng,
+    private listOrder?: Prng,
+  ) {}
 
   private changed(exit = false): void {
     this.version++;
@@ -195,9 +206,17 @@ export class SimRuntime {
         uninspectedPodUids: [],
       };
       const packed = assembleSnapshot(0n, sandboxes.map((x) => x.segment), containers.map((x) => x.segment), []);
-      this.cached = { version: this.version, snapshot, packed };
+      this.cached = { version: this.version, snapshot, packed, sandboxes, containers };
     }
     const at = BigInt(listedAtMs);
+    if (this.listOrder) {
+      const sandboxes = shuffled(this.cached.sandboxes, this.listOrder);
+      const containers = shuffled(this.cached.containers, this.listOrder);
+      return {
+        snapshot: { listedAtMs: at, sandboxes: sandboxes.map((x) => x.observation), containers: containers.map((x) => x.observation), uninspectedPodUids: [] },
+        packed: assembleSnapshot(at, sandboxes.map((x) => x.segment), containers.map((x) => x.segment), []),
+      };
+    }
     return { snapshot: { ...this.cached.snapshot, listedAtMs: at }, packed: { ...this.cached.packed, listedAtMs: at } };
   }
 
@@ -248,4 +267,14 @@ function seeContainer(c: SimContainer): { observation: ContainerObservation; seg
     finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
   };
   return { observation, segment: packContainer(observation) };
+}
+
+/** A copy of `list` in an order drawn from `rng` (Fisher-Yates). */
+function shuffled<T>(list: T[], rng: Prng): T[] {
+  const out = list.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }

@@ -127,7 +127,7 @@ export class Simulator {
   constructor(private options: SimOptions) {
     const s = (this.scenario = options.scenario);
     const rng = new Prng(options.seed);
-    this.runtime = new SimRuntime(rng.fork("ids"));
+    this.runtime = new SimRuntime(rng.fork("ids"), s.listOrder === "shuffled" ? rng.fork("list-order") : undefined);
     for (const image of s.missingImages) this.runtime.missingImages.add(image);
     if (options.trace) this.trace = new TraceWriter(options.trace);
     this.config = {

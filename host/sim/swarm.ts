@@ -136,6 +136,7 @@ export function swarmDocument(seed: number): Doc {
   addMemory(doc, seed, activeMs, names);
   addVolumes(doc, seed);
   addRuntimeEvents(doc, seed);
+  addListOrder(doc, seed);
   return doc;
 }
 
@@ -149,6 +150,11 @@ function addRuntimeEvents(doc: Doc, seed: number): void {
   const latency = `0ms-${rng.int(1, 300)}ms`;
   if (r < 0.3) doc.runtimeEvents = { source: "exits", lose: rng.pick([0, 0.1, 0.5]), latency };
   else if (r < 0.6) doc.runtimeEvents = { source: "stream", latency };
+}
+
+/** Half the seeds list in a new order every relist, as containerd does (a stream of its own). */
+function addListOrder(doc: Doc, seed: number): void {
+  if (new Prng(seed, "swarm-order").chance(0.5)) doc.listOrder = "shuffled";
 }
 
 /**

@@ -11,6 +11,8 @@ import { CoreAgent } from "../../dist/core.js";
 import { Simulator } from "../../dist/sim/simulator.js";
 import { ScenarioError, loadScenarioFile, readScenario } from "../../dist/sim/scenario.js";
 import { swarmScenario } from "../../dist/sim/swarm.js";
+import { Prng } from "../../dist/sim/prng.js";
+import { SimRuntime } from "../../dist/sim/sim-runtime.js";
 import { replayLines } from "../../dist/trace/replay.js";
 
 const corpus = path.join(import.meta.dirname, "../sim");
@@ -230,12 +232,28 @@ test("scenario mistakes name the file and the field", () => {
     [(d) => (d.expect[0].restart = { app: 1 }), /expect\[0\]\.restart: unknown field/],
     [(d) => (d.pods[0].containers.app.exitAfter = "3s-1s"), /ends before it starts/],
     [(d) => (d.duration = "10s"), /x\.yaml: timeline\[0\]\.at: is later than the scenario.s duration/],
+    [(d) => (d.listOrder = "random"), /x\.yaml: listOrder: expected stable or shuffled, got "random"/],
   ];
   for (const [edit, message] of cases) {
     const doc = base();
     edit(doc);
     assert.throws(() => readScenario(doc, "x.yaml"), (e) => e instanceof ScenarioError && message.test(e.message), String(message));
   }
+});
+
+test("a runtime that lists in a new order every relist is listed so, the same on every run of a seed", async () => {
+  const scenario = loadScenarioFile(path.join(corpus, "list-order.yaml"));
+  assert.equal(scenario.listOrder, "shuffled");
+  const runtime = new SimRuntime(new Prng(1, "ids"), new Prng(1, "order"));
+  for (let i = 0; i < 12; i++) runtime.runPodSandbox({ podUid: `u${i}`, podName: `p${i}`, podNamespace: "default", attempt: 0, terminationGracePeriodSeconds: 2n }, 0);
+  const orders = [0, 1, 2].map((t) => runtime.snapshot(t).snapshot.sandboxes.map((s) => s.podUid).join());
+  assert.notEqual(orders[0], orders[1]);
+  assert.equal(new Set(orders[0].split(",")).size, 12);
+  const again = new SimRuntime(new Prng(1, "ids"), new Prng(1, "order"));
+  for (let i = 0; i < 12; i++) again.runPodSandbox({ podUid: `u${i}`, podName: `p${i}`, podNamespace: "default", attempt: 0, terminationGracePeriodSeconds: 2n }, 0);
+  assert.equal(again.snapshot(0).snapshot.sandboxes.map((s) => s.podUid).join(), orders[0]);
+  const report = await Simulator.run({ scenario, seed: 1 });
+  assert.ok(report.ok, JSON.stringify([report.violations, report.failedExpectations]));
 });
 
 test("a broken manifest in a scenario is refused and reported, and the other pods run", async () => {
