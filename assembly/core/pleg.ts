@@ -85,6 +85,8 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
   fingerprint: u64;
   /// The PodSlot, kept alive by Pleg.slots while any entry points at it.
   pod: usize;
+  /// The hash of the pod's UID (see observe: an ID listed for another pod is another object).
+  podHash: u64;
   seen: u32;
   state: i32;
   idUnits: u32;
@@ -109,8 +111,13 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
 export class PodSlot {
   /// Relist whose indices the lists hold.
   generation: u32 = 0;
-  sandboxIndices: i32[] = [];
-  containerIndices: i32[] = [];
+  /// The pod's sandboxes and containers in the last relist, as index chains in listing order:
+  /// first and last index (-1: none), each index followed by `Pleg.nextSandbox` /
+  /// `Pleg.nextContainer` (a chain costs no array per pod, and no cache miss per object).
+  firstSandbox: i32 = -1;
+  lastSandbox: i32 = -1;
+  firstContainer: i32 = -1;
+  lastContainer: i32 = -1;
   /// Something of this pod appeared, vanished or changed in the last relist.
   changed: bool = false;
   /// Entries that point at this slot; the slot is dropped when none is left.
@@ -186,6 +193,9 @@ export class Pleg {
   private containers: Listing = new Listing();
   private nextSandboxes: Listing = new Listing();
   private nextContainers: Listing = new Listing();
+  /// The index chains of the last relist (see PodSlot): the next index of the same pod, by index.
+  private sandboxChain: Listing = new Listing();
+  private containerChain: Listing = new Listing();
   /// Each container's fingerprint in the last relist, by index (u64 each).
   private fingerprints: usize = 0;
   private fingerprintCapacity: i32 = 0;
@@ -205,6 +215,30 @@ export class Pleg {
   private hintMisses: i32 = 0;
   /// Relists recognised as byte-identical to the last one.
   unchangedCount: u64 = 0;
+
+  /// The index after `index` in its pod's chain of sandboxes (-1: the last).
+  @inline nextSandbox(index: i32): i32 {
+    return load<i32>(this.sandboxChain.ptr + (<usize>index << 2));
+  }
+
+  /// The index after `index` in its pod's chain of containers (-1: the last).
+  @inline nextContainer(index: i32): i32 {
+    return load<i32>(this.containerChain.ptr + (<usize>index << 2));
+  }
+
+  /// The slot's sandbox indices as a list (for tests; the agent follows the chain).
+  sandboxIndicesOf(slot: PodSlot): i32[] {
+    const out: i32[] = [];
+    for (let i = slot.firstSandbox; i >= 0; i = this.nextSandbox(i)) out.push(i);
+    return out;
+  }
+
+  /// The slot's container indices as a list (for tests; the agent follows the chain).
+  containerIndicesOf(slot: PodSlot): i32[] {
+    const out: i32[] = [];
+    for (let i = slot.firstContainer; i >= 0; i = this.nextContainer(i)) out.push(i);
+    return out;
+  }
 
   /// The fingerprint of the last relist's container `index` (see containerFingerprint).
   @inline fingerprintAt(index: i32): u64 {
@@ -238,6 +272,8 @@ export class Pleg {
     const nextContainers = this.nextContainers;
     nextSandboxes.reserve(p.sandboxCount);
     nextContainers.reserve(p.containerCount);
+    this.sandboxChain.reserve(p.sandboxCount);
+    this.containerChain.reserve(p.containerCount);
     if (this.fingerprintCapacity < p.containerCount) {
       if (this.fingerprints != 0) heap.free(this.fingerprints);
       this.fingerprints = heap.alloc(<usize>p.containerCount << 3);
@@ -255,7 +291,11 @@ export class Pleg {
       const entry = changetype<Entry>(e);
       if (entry.position != NEW_POSITION) cursor = <i32>entry.position + 1;
       entry.position = <u32>i;
-      entry.slot.sandboxIndices.push(i);
+      const slot = entry.slot;
+      if (slot.lastSandbox < 0) slot.firstSandbox = i;
+      else store<i32>(this.sandboxChain.ptr + (<usize>slot.lastSandbox << 2), i);
+      slot.lastSandbox = i;
+      store<i32>(this.sandboxChain.ptr + (<usize>i << 2), -1);
     }
     cursor = 0;
     for (let i = 0; i < p.containerCount; i++) {
@@ -270,7 +310,11 @@ export class Pleg {
       const entry = changetype<Entry>(e);
       if (entry.position != NEW_POSITION) cursor = <i32>entry.position + 1;
       entry.position = <u32>i;
-      entry.slot.containerIndices.push(i);
+      const slot = entry.slot;
+      if (slot.lastContainer < 0) slot.firstContainer = i;
+      else store<i32>(this.containerChain.ptr + (<usize>slot.lastContainer << 2), i);
+      slot.lastContainer = i;
+      store<i32>(this.containerChain.ptr + (<usize>i << 2), -1);
     }
     nextSandboxes.length = p.sandboxCount;
     nextContainers.length = p.containerCount;
@@ -353,6 +397,8 @@ export class Pleg {
     podStart: u32, podLength: u32, state: PlegState, fingerprint: u64, generation: u32, diff: RelistDiff,
   ): usize {
     let hash = p.rangeHash(idStart, idLength);
+    // Compared by hash, not text: the UID string is one more cache miss per object.
+    const podHash = p.rangeHash(podStart, podLength);
     let ptr: usize = 0;
     if (cellTag(hint) == <u32>(hash >> 32)) {
       const h = changetype<Entry>(cellEntry(hint));
@@ -370,7 +416,7 @@ export class Pleg {
       // The same ID listed for another pod than last time (a runtime that reuses IDs, or lies in
       // its labels) is another object: the old one leaves the table now and vanishes in the
       // sweep; this one is new.
-      if (!p.rangeEquals(e.slot.uid, podStart, podLength)) {
+      if (e.podHash != podHash) {
         this.unlink(ptr);
         e.seen = DETACHED;
         ptr = 0;
@@ -388,6 +434,7 @@ export class Pleg {
       ptr = heap.alloc(offsetof<Entry>() + (<usize>idLength << 1));
       const e = changetype<Entry>(ptr);
       e.hash = hash;
+      e.podHash = podHash;
       e.fingerprint = 0;
       e.pod = changetype<usize>(slot);
       e.seen = 0;
@@ -418,8 +465,10 @@ export class Pleg {
   private touch(slot: PodSlot, generation: u32, diff: RelistDiff): void {
     if (slot.generation == generation) return;
     slot.generation = generation;
-    slot.sandboxIndices.length = 0;
-    slot.containerIndices.length = 0;
+    slot.firstSandbox = -1;
+    slot.lastSandbox = -1;
+    slot.firstContainer = -1;
+    slot.lastContainer = -1;
     slot.changed = false;
     diff.pods.push(slot);
   }
@@ -498,6 +547,8 @@ export class Pleg {
     this.count = 0;
     this.sandboxes.dispose();
     this.containers.dispose();
+    this.sandboxChain.dispose();
+    this.containerChain.dispose();
     this.nextSandboxes.dispose();
     this.nextContainers.dispose();
     this.slots.clear();

@@ -128,8 +128,8 @@ export class RelistIntake {
       const slot = unchecked(diff.pods[i]);
       if (!slot.changed) continue;
       if (!this.pods.has(slot.uid)) {
-        if (slot.sandboxIndices.length == 0) continue; // containers without a sandbox: nothing to act on
-        this.pods.adoptOrphan(snapshot.materializeSandbox(slot.sandboxIndices[0]));
+        if (slot.firstSandbox < 0) continue; // containers without a sandbox: nothing to act on
+        this.pods.adoptOrphan(snapshot.materializeSandbox(slot.firstSandbox));
       }
       this.markViewStale(this.pods.get(slot.uid));
     }
@@ -182,13 +182,12 @@ export class RelistIntake {
     const sandboxes = this.scratchSandboxes;
     const containers = this.scratchContainers;
     if (slot !== null) {
-      for (let j = 0; j < slot.sandboxIndices.length; j++) {
-        const index = slot.sandboxIndices[j];
+      const pleg = this.pleg;
+      for (let index = slot.firstSandbox; index >= 0; index = pleg.nextSandbox(index)) {
         const previous = findSandboxAt(rec, snapshot, index);
         sandboxes.push(previous !== null && snapshot.sandboxUnchanged(index, previous) ? previous : snapshot.materializeSandbox(index));
       }
-      for (let j = 0; j < slot.containerIndices.length; j++) {
-        const index = slot.containerIndices[j];
+      for (let index = slot.firstContainer; index >= 0; index = pleg.nextContainer(index)) {
         const previous = findContainerAt(rec, snapshot, index);
         const fingerprint = this.pleg.fingerprintAt(index);
         if (previous !== null && previous.relistFingerprint != 0) {

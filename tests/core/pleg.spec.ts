@@ -136,7 +136,7 @@ describe("Pleg.relist", () => {
     expect(diff.events.length).toBe(0);
     expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
     expect(diff.pods[1].uid).toBe("p2");
-    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
+    expect(pleg.containerIndicesOf(diff.pods[1])).toStrictEqual([1]);
 
     // Same state, new reason (the runtime filled in OOMKilled later): the pod is marked, no event.
     const exited1 = container("c1", "p1", ContainerState.Exited);
@@ -158,7 +158,7 @@ describe("Pleg.relist", () => {
     let diff = relistDiff(pleg, sandboxes, running());
     expect(diff.pods.length).toBe(2);
     expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
-    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
+    expect(pleg.containerIndicesOf(diff.pods[1])).toStrictEqual([1]);
     const later = running();
     later[1].startedAtNs += 1;
     diff = relistDiff(pleg, sandboxes, later);
@@ -184,8 +184,8 @@ describe("Pleg.relist", () => {
     expect(pleg.unchangedCount).toBe(1);
     expect(diff.pods.length).toBe(2);
     expect(diff.pods[0].changed || diff.pods[1].changed).toBe(false);
-    expect(diff.pods[1].containerIndices).toStrictEqual([1]);
-    expect(pleg.slotOf("p2")!.sandboxIndices).toStrictEqual([1]);
+    expect(pleg.containerIndicesOf(diff.pods[1])).toStrictEqual([1]);
+    expect(pleg.sandboxIndicesOf(pleg.slotOf("p2")!)).toStrictEqual([1]);
     // One number differs: diffed, and the pod marked.
     const later = running();
     later[1].startedAtNs += 1;
@@ -201,7 +201,7 @@ describe("Pleg.relist", () => {
     // Stable again: the relist after a stable one is compared.
     diff = relistDiff(pleg, sandboxes, swapped);
     expect(pleg.unchangedCount).toBe(2);
-    expect(pleg.slotOf("p2")!.containerIndices).toStrictEqual([0]);
+    expect(pleg.containerIndicesOf(pleg.slotOf("p2")!)).toStrictEqual([0]);
     // A vanished pod is listed once, when it vanishes, and not in the identical relists after.
     diff = relistDiff(pleg, [sandboxes[0]], [swapped[1]]);
     expect(diff.pods.length).toBe(2);
@@ -235,8 +235,9 @@ describe("Pleg.relist", () => {
     expect(diff.events[2].type).toBe(REMOVED);
     expect(pleg.size).toBe(40);
     const p6 = pleg.slotOf("p6")!;
-    expect(p6.containerIndices.length).toBe(4); // id-13, 20, 27, 34
-    for (let i = 0; i < p6.containerIndices.length; i++) expect(rotated[p6.containerIndices[i]].podUid).toBe("p6");
+    const p6Indices = pleg.containerIndicesOf(p6);
+    expect(p6Indices.length).toBe(4); // id-13, 20, 27, 34
+    for (let i = 0; i < p6Indices.length; i++) expect(rotated[p6Indices[i]].podUid).toBe("p6");
     expect(p6.changed).toBe(true); // id-6 was p6's
     expect(pleg.slotOf("p1")!.changed).toBe(false);
     // The same relist again: nothing.
@@ -254,7 +255,7 @@ describe("Pleg.relist", () => {
     expect(events[1].type).toBe(DIED);
     expect(events[2].type).toBe(REMOVED);
     expect(pleg.size).toBe(2);
-    expect(pleg.slotOf("p1")!.containerIndices).toStrictEqual([0]);
+    expect(pleg.containerIndicesOf(pleg.slotOf("p1")!)).toStrictEqual([0]);
     expect(relist(pleg, [], [container("b", "p2", ContainerState.Running), container("a", "p1", ContainerState.Running)]).length).toBe(0);
   });
 
