@@ -122,8 +122,14 @@ export class PodSlot {
   changed: bool = false;
   /// Entries that point at this slot; the slot is dropped when none is left.
   entryCount: i32 = 0;
+  /// Whatever the PLEG's user keeps for this pod (the agent: its PodRecord), so that a changed
+  /// pod is found without a lookup by UID. The PLEG never reads it.
+  owner: SlotOwner | null = null;
   constructor(public uid: string) {}
 }
+
+/// What a PLEG user may hang on a PodSlot (see PodSlot.owner).
+export class SlotOwner {}
 
 export class RelistDiff {
   /// The events of the last relist; empty when the PLEG does not collect them (`eventCount` is
@@ -471,6 +477,11 @@ export class Pleg {
     slot.lastContainer = -1;
     slot.changed = false;
     diff.pods.push(slot);
+  }
+
+  /// Whether the last relist touched `slot` (a slot kept from an earlier relist may be stale).
+  isCurrent(slot: PodSlot): bool {
+    return slot.generation == this.generation;
   }
 
   /// The pod's slot if the last relist touched it.

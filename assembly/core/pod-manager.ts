@@ -30,6 +30,11 @@ export class PodManager {
     return this.byUid.get(uid);
   }
 
+  /// Whether `rec` is the record this manager holds for its pod (not one forgotten since).
+  holds(rec: PodRecord): bool {
+    return rec.slot < this.slots.length && unchecked(this.slots[rec.slot]) === rec;
+  }
+
   get size(): i32 {
     return this.byUid.size;
   }

@@ -8,6 +8,7 @@ import { QosClass, podCgroupParent, qosClassOf } from "./qos";
 import { EvictionCandidate } from "./eviction-manager";
 import { ProbeWorker } from "./probe-worker";
 import { PodVolumes, usedVolumeCount, volumesKey } from "./volume-manager";
+import { PodSlot, SlotOwner } from "./pleg";
 
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
@@ -26,7 +27,7 @@ export const MINIMUM_GRACE_PERIOD_SECONDS: i64 = 2;
 /// The Kubernetes default of spec.terminationGracePeriodSeconds.
 export const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
 
-export class PodRecord {
+export class PodRecord extends SlotOwner {
   // The fields every stats pass reads of every pod come first, so that they share a cache line
   // (fields are laid out in declaration order): at 10,000 pods, ranking is bound by memory.
   uid: string;
@@ -37,6 +38,9 @@ export class PodRecord {
   terminal: bool = false;
   /// The record's number in the agent's slot table (reused after the record is removed).
   slot: i32 = 0;
+  /// The PLEG's slot for this pod when a relist last saw it change (checked against the PLEG's
+  /// generation before use): replaceView finds the pod's objects without a lookup by UID.
+  plegSlot: PodSlot | null = null;
   failure: PodFailure | null = null;
   /// What eviction ranking reads of `candidateSpec`, worked out once per spec.
   candidate: EvictionCandidate | null = null;
@@ -119,6 +123,7 @@ export class PodRecord {
   volumes: PodVolumes = new PodVolumes();
 
   constructor(uid: string, namespace: string, name: string) {
+    super();
     this.uid = uid;
     this.namespace = namespace;
     this.name = name;

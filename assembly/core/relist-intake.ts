@@ -127,11 +127,20 @@ export class RelistIntake {
     for (let i = 0, n = diff.pods.length; i < n; i++) {
       const slot = unchecked(diff.pods[i]);
       if (!slot.changed) continue;
-      if (!this.pods.has(slot.uid)) {
-        if (slot.firstSandbox < 0) continue; // containers without a sandbox: nothing to act on
-        this.pods.adoptOrphan(snapshot.materializeSandbox(slot.firstSandbox));
+      let rec: PodRecord;
+      const owner = slot.owner;
+      if (owner !== null && this.pods.holds(changetype<PodRecord>(owner))) {
+        rec = changetype<PodRecord>(owner); // no lookup by UID (a string hash) per changed pod
+      } else {
+        if (!this.pods.has(slot.uid)) {
+          if (slot.firstSandbox < 0) continue; // containers without a sandbox: nothing to act on
+          this.pods.adoptOrphan(snapshot.materializeSandbox(slot.firstSandbox));
+        }
+        rec = this.pods.get(slot.uid);
+        slot.owner = rec;
       }
-      this.markViewStale(this.pods.get(slot.uid));
+      rec.plegSlot = slot;
+      this.markViewStale(rec);
     }
     // Every pod whose view is not what the runtime last said takes the new relist, unless it is
     // older than the pod's own newest action or the pod could not be inspected.
@@ -178,7 +187,8 @@ export class RelistIntake {
   /// The pod's view becomes what the snapshot says; unchanged observations are kept as objects,
   /// and the record's lists are refilled in place (the pod's own lists: nothing else holds them).
   private replaceView(rec: PodRecord, snapshot: PackedSnapshot): void {
-    const slot = this.pleg.slotOf(rec.uid);
+    let slot = rec.plegSlot;
+    if (slot === null || !this.pleg.isCurrent(slot)) slot = this.pleg.slotOf(rec.uid);
     const sandboxes = this.scratchSandboxes;
     const containers = this.scratchContainers;
     if (slot !== null) {
