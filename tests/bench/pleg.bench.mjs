@@ -60,18 +60,16 @@ function shuffle(list) {
 }
 
 /** A copy with new string objects (V8 caches a string's hash in the string itself), shuffled
- * when `shuffled`. */
+ * when `shuffled`. The copies are made in listing order, as a decoder makes them: shuffling
+ * after copying would scatter the objects in the heap, which no real relist does. */
 function fresh(snap, shuffled) {
   const s = (text) => Buffer.from(text, "utf8").toString("utf8"); // a new flat string, as decoding makes
-  const copy = {
-    sandboxes: snap.sandboxes.map((x) => ({ ...x, id: s(x.id), podUid: s(x.podUid), podName: s(x.podName), podNamespace: s(x.podNamespace) })),
-    containers: snap.containers.map((c) => ({ ...c, id: s(c.id), sandboxId: s(c.sandboxId), podUid: s(c.podUid), name: s(c.name), image: s(c.image), specHash: s(c.specHash), reason: s(c.reason) })),
+  const sandboxes = shuffled ? shuffle(snap.sandboxes.slice()) : snap.sandboxes;
+  const containers = shuffled ? shuffle(snap.containers.slice()) : snap.containers;
+  return {
+    sandboxes: sandboxes.map((x) => ({ ...x, id: s(x.id), podUid: s(x.podUid), podName: s(x.podName), podNamespace: s(x.podNamespace) })),
+    containers: containers.map((c) => ({ ...c, id: s(c.id), sandboxId: s(c.sandboxId), podUid: s(c.podUid), name: s(c.name), image: s(c.image), specHash: s(c.specHash), reason: s(c.reason) })),
   };
-  if (shuffled) {
-    shuffle(copy.sandboxes);
-    shuffle(copy.containers);
-  }
-  return copy;
 }
 
 function median(samples) {
