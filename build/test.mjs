@@ -64,7 +64,7 @@ function fuzzCounts({ code, output }) {
 }
 
 /** Seconds each fuzz target explores in CI (FUZZ_SECONDS=600 npm test -- fuzz for a longer hunt). */
-const FUZZ_SECONDS = process.env.FUZZ_SECONDS ?? "30";
+const FUZZ_SECONDS = process.env.FUZZ_SECONDS ?? "20";
 
 /** Swarm size in CI: at least 200 random scenarios (`SIM_SEEDS=1..1000 npm test -- sim` for more). */
 const SWARM_SEEDS = process.env.SIM_SEEDS ?? "1..250";
