@@ -191,15 +191,12 @@ export class PackedSnapshot {
     c.name = this.containerField(index, C_NAME, known ? previous!.name : null);
     c.image = this.containerField(index, C_IMAGE, known ? previous!.image : null);
     c.specHash = this.containerField(index, C_SPEC_HASH, known ? previous!.specHash : null);
-    c.reason = this.containerField(index, C_REASON, known ? previous!.reason : null);
-    c.message = this.containerField(index, C_MESSAGE, known ? previous!.message : null);
-    c.attempt = this.containerWord(index, C_ATTEMPT);
-    c.state = <i32>this.containerWord(index, C_STATE);
-    c.exitCode = <i32>this.containerNumber(index, N_EXIT_CODE);
-    c.createdAtNs = this.containerNumber(index, N_CREATED);
-    c.startedAtNs = this.containerNumber(index, N_STARTED);
-    c.finishedAtNs = this.containerNumber(index, N_FINISHED);
-    c.relistFingerprint = fingerprint;
+    // The rest is what can change while the ID stays; the previous strings are lent the same way.
+    if (known) {
+      c.reason = previous!.reason;
+      c.message = previous!.message;
+    }
+    this.refreshContainer(index, c, fingerprint);
     return c;
   }
 }

@@ -199,7 +199,7 @@ export class RelistIntake {
       }
       for (let index = slot.firstContainer; index >= 0; index = pleg.nextContainer(index)) {
         const previous = findContainerAt(rec, snapshot, index);
-        const fingerprint = this.pleg.fingerprintAt(index);
+        const fingerprint = pleg.fingerprintAt(index);
         if (previous !== null && previous.relistFingerprint != 0) {
           // Read from a relist before and not changed here since: only what can change while
           // the ID stays is read again, into the same object (no garbage on a busy node).

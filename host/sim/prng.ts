@@ -62,6 +62,16 @@ export class Prng {
     return items[this.int(0, items.length - 1)];
   }
 
+  /** A copy of `items` in an order drawn from this stream (Fisher-Yates). */
+  shuffled<T>(items: readonly T[]): T[] {
+    const out = items.slice();
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = this.int(0, i);
+      [out[i], out[j]] = [out[j], out[i]];
+    }
+    return out;
+  }
+
   /** 64 lowercase hex digits, like a containerd ID. */
   hexId(): string {
     let out = "";

@@ -210,8 +210,8 @@ export class SimRuntime {
     }
     const at = BigInt(listedAtMs);
     if (this.listOrder) {
-      const sandboxes = shuffled(this.cached.sandboxes, this.listOrder);
-      const containers = shuffled(this.cached.containers, this.listOrder);
+      const sandboxes = this.listOrder.shuffled(this.cached.sandboxes);
+      const containers = this.listOrder.shuffled(this.cached.containers);
       return {
         snapshot: { listedAtMs: at, sandboxes: sandboxes.map((x) => x.observation), containers: containers.map((x) => x.observation), uninspectedPodUids: [] },
         packed: assembleSnapshot(at, sandboxes.map((x) => x.segment), containers.map((x) => x.segment), []),
@@ -267,14 +267,4 @@ function seeContainer(c: SimContainer): { observation: ContainerObservation; seg
     finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
   };
   return { observation, segment: packContainer(observation) };
-}
-
-/** A copy of `list` in an order drawn from `rng` (Fisher-Yates). */
-function shuffled<T>(list: T[], rng: Prng): T[] {
-  const out = list.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = rng.int(0, i);
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }

@@ -15,6 +15,7 @@
 import { performance } from "node:perf_hooks";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
 import { packSnapshot } from "../../dist/relist-packing.js";
+import { Prng } from "../../dist/sim/prng.js";
 import { JsPleg } from "./pleg-baseline.mjs";
 
 const CONTAINERS_PER_POD = 2;
@@ -40,32 +41,16 @@ function snapshot(containerCount, flip) {
   return { sandboxes, containers };
 }
 
-/** A seeded generator (mulberry32): the same shuffles on every run. */
-function generator(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(19);
-
-function shuffle(list) {
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [list[i], list[j]] = [list[j], list[i]];
-  }
-  return list;
-}
+/** The simulator's seeded generator: the same shuffles on every run. */
+const order = new Prng(19, "pleg-bench");
 
 /** A copy with new string objects (V8 caches a string's hash in the string itself), shuffled
  * when `shuffled`. The copies are made in listing order, as a decoder makes them: shuffling
  * after copying would scatter the objects in the heap, which no real relist does. */
 function fresh(snap, shuffled) {
   const s = (text) => Buffer.from(text, "utf8").toString("utf8"); // a new flat string, as decoding makes
-  const sandboxes = shuffled ? shuffle(snap.sandboxes.slice()) : snap.sandboxes;
-  const containers = shuffled ? shuffle(snap.containers.slice()) : snap.containers;
+  const sandboxes = shuffled ? order.shuffled(snap.sandboxes) : snap.sandboxes;
+  const containers = shuffled ? order.shuffled(snap.containers) : snap.containers;
   return {
     sandboxes: sandboxes.map((x) => ({ ...x, id: s(x.id), podUid: s(x.podUid), podName: s(x.podName), podNamespace: s(x.podNamespace) })),
     containers: containers.map((c) => ({ ...c, id: s(c.id), sandboxId: s(c.sandboxId), podUid: s(c.podUid), name: s(c.name), image: s(c.image), specHash: s(c.specHash), reason: s(c.reason) })),
