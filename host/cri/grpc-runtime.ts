@@ -26,11 +26,17 @@ import {
 } from "./runtime.js";
 import { CRI_PROTO_PATH } from "../asset-paths.js";
 import { bytesField } from "../proto-wire.js";
+import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
 type Message = Record<string, any>;
 type Unary = (request: Message, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response: Message) => void) => void;
+/** A method's path and request encoder, for calls whose answer nanolet decodes itself. */
+interface MethodWire {
+  path: string;
+  requestSerialize: (request: Message) => Buffer;
+}
 
 export interface GrpcRuntimeOptions {
   /** `unix:///run/containerd/containerd.sock` or a plain socket path. */
@@ -65,6 +71,9 @@ export class GrpcRuntime implements Runtime {
   private runtimeClient: grpc.Client & Record<string, Unary>;
   private imageClient: grpc.Client & Record<string, Unary>;
   private retryBudgetMs: number;
+  /** The relist's two list calls: their answers are decoded by list-decoding.ts, not proto-loader. */
+  private listContainersWire: MethodWire;
+  private listPodSandboxWire: MethodWire;
   /** When calls started failing as unreachable; undefined while the runtime answers. */
   private unreachableSinceMs: number | undefined;
 
@@ -77,6 +86,9 @@ export class GrpcRuntime implements Runtime {
       oneofs: true,
     });
     const pkg = grpc.loadPackageDefinition(definition) as any;
+    const runtimeService = definition["runtime.v1.RuntimeService"] as unknown as Record<string, MethodWire>;
+    this.listContainersWire = runtimeService.ListContainers!;
+    this.listPodSandboxWire = runtimeService.ListPodSandbox!;
     const address = options.endpoint.startsWith("unix:") ? options.endpoint : `unix://${options.endpoint}`;
     const credentials = grpc.credentials.createInsecure();
     // One channel each; containerd serves both services on the same socket.
@@ -93,15 +105,29 @@ export class GrpcRuntime implements Runtime {
     this.retryBudgetMs = options.retryBudgetMs ?? RETRY_POLICY.budgetMs;
   }
 
-  private async call(client: Record<string, Unary>, method: string, request: Message, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Message> {
+  private call(client: Record<string, Unary>, method: string, request: Message, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Message> {
+    return this.callWith(method, request, timeoutMs, (metadata, options, callback) => client[method]!.call(client, request, metadata, options, callback));
+  }
+
+  /** A call whose answer `decode` reads from the wire bytes (the relist's lists). */
+  private callDecoding<T>(wire: MethodWire, method: string, request: Message, decode: (bytes: Buffer) => T): Promise<T> {
+    return this.callWith(method, request, REQUEST_TIMEOUT_MS, (metadata, options, callback) =>
+      this.runtimeClient.makeUnaryRequest(wire.path, wire.requestSerialize, decode, request, metadata, options, callback as grpc.requestCallback<T>),
+    );
+  }
+
+  private async callWith<T>(
+    method: string,
+    request: Message,
+    timeoutMs: number,
+    invoke: (metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, response?: T) => void) => void,
+  ): Promise<T> {
     const started = Date.now();
     let delayMs: number = RETRY_POLICY.firstDelayMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        const response = await new Promise<Message>((resolve, reject) => {
-          client[method].call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, response) =>
-            err ? reject(err) : resolve(response),
-          );
+        const response = await new Promise<T>((resolve, reject) => {
+          invoke(new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, response) => (err ? reject(err) : resolve(response as T)));
         });
         if (this.unreachableSinceMs !== undefined) {
           const downForMs = Date.now() - this.unreachableSinceMs;
@@ -154,18 +180,7 @@ export class GrpcRuntime implements Runtime {
   }
 
   async listPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxInfo[]> {
-    const r = await this.call(this.runtimeClient, "ListPodSandbox", { filter: { labelSelector } });
-    return (r.items as Message[]).map((s) => ({
-      id: s.id,
-      podUid: s.metadata?.uid ?? "",
-      podName: s.metadata?.name ?? "",
-      podNamespace: s.metadata?.namespace ?? "",
-      attempt: s.metadata?.attempt ?? 0,
-      state: s.state === "SANDBOX_READY" ? "ready" : "not-ready",
-      createdAtNs: BigInt(s.createdAt ?? "0"),
-      labels: s.labels ?? {},
-      annotations: s.annotations ?? {},
-    }));
+    return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, decodeSandboxList);
   }
 
   async createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string> {
@@ -213,19 +228,7 @@ export class GrpcRuntime implements Runtime {
   }
 
   async listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]> {
-    const r = await this.call(this.runtimeClient, "ListContainers", { filter: { labelSelector } });
-    return (r.containers as Message[]).map((c) => ({
-      id: c.id,
-      sandboxId: c.podSandboxId,
-      name: c.metadata?.name ?? "",
-      attempt: c.metadata?.attempt ?? 0,
-      image: c.image?.image ?? "",
-      imageRef: c.imageRef || undefined,
-      state: CONTAINER_STATES[c.state] ?? "unknown",
-      createdAtNs: BigInt(c.createdAt ?? "0"),
-      labels: c.labels ?? {},
-      annotations: c.annotations ?? {},
-    }));
+    return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, decodeContainerList);
   }
 
   async containerStatus(id: string): Promise<ContainerDetail> {

@@ -18,14 +18,20 @@ const SETTLE_S = Number(process.env.SETTLE_S ?? 20);
 const version = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")).version;
 const artifactEntry = path.join(repo, `build/out/artifact/nanolet-${version}-linux-${process.arch}/lib/nanolet.mjs`);
 
-/** [name, entry script, Node.js flags]; the first is the baseline of the ratios. */
-const VARIANTS = [
+/** [name, entry script, Node.js flags, environment]; the first is the baseline of the ratios.
+ * VARIANTS=a,b,... picks some by their position (0 is always run). */
+const ALL_VARIANTS = [
   ["source tree, bin/nanolet's flags", nanoletBin, ["--max-semi-space-size=1"]],
   ["artifact, its launcher's flags", artifactEntry, ["--max-semi-space-size=1"]],
   ["artifact + --no-opt", artifactEntry, ["--max-semi-space-size=1", "--no-opt"]],
   ["artifact + --single-threaded", artifactEntry, ["--max-semi-space-size=1", "--single-threaded"]],
   ["artifact + --max-old-space-size=32", artifactEntry, ["--max-semi-space-size=1", "--max-old-space-size=32"]],
-].filter(([, entry]) => fs.existsSync(entry));
+  ["source + MALLOC_ARENA_MAX=1", nanoletBin, ["--max-semi-space-size=1"], { MALLOC_ARENA_MAX: "1" }],
+  ["source + --optimize-for-size", nanoletBin, ["--max-semi-space-size=1", "--optimize-for-size"]],
+  ["source + --v8-pool-size=1", nanoletBin, ["--max-semi-space-size=1", "--v8-pool-size=1"]],
+];
+const picked = process.env.VARIANTS?.split(",").map(Number);
+const VARIANTS = ALL_VARIANTS.filter(([, entry], i) => fs.existsSync(entry) && (!picked || i === 0 || picked.includes(i)));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** The agent's own view of its heap (the control socket's /debug/memory). */
@@ -59,8 +65,8 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < VARIANTS.length; k++) {
       const v = (k + round) % VARIANTS.length;
-      const [name, entry, flags] = VARIANTS[v];
-      agent = new Nanolet({ endpoint: containerd.endpoint, manifestDir: manifests, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: "memory", bin: entry, nodeArgs: flags })
+      const [name, entry, flags, env] = VARIANTS[v];
+      agent = new Nanolet({ endpoint: containerd.endpoint, manifestDir: manifests, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs"), node: "memory", bin: entry, nodeArgs: flags, env })
         .start(["--v", "info", "--max-pods", String(PODS + 10)]);
       await waitFor(`${PODS} pods running under ${name}`, async () => {
         const pods = await agent.pods().catch(() => []);

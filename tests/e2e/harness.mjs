@@ -79,8 +79,8 @@ export class Nanolet {
    * artifact's). `nodeArgs`: run `bin` as a script of this Node.js with these flags instead of by
    * its own shebang (a benchmark comparing flags).
    */
-  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin, nodeArgs }) {
-    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin, nodeArgs });
+  constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin, nodeArgs, env }) {
+    Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin, nodeArgs, env });
     this.lines = [];
     this.proc = undefined;
   }
@@ -103,7 +103,7 @@ export class Nanolet {
       "--hostname-override", this.node,
       // Tests read debug lines; a benchmark passes its own verbosity.
       ...(extraArgs.includes("--v") ? [] : ["--v", "debug"]),
-    ], { stdio: ["ignore", "ignore", "pipe"], env: this.nodeArgs ? { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072" } : process.env });
+    ], { stdio: ["ignore", "ignore", "pipe"], env: this.nodeArgs ? { ...process.env, MALLOC_MMAP_THRESHOLD_: "131072", ...this.env } : process.env });
     let buffer = "";
     this.proc.stderr.setEncoding("utf8");
     this.proc.stderr.on("data", (chunk) => {
