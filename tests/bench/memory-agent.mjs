@@ -6,6 +6,7 @@
 // are the Node.js binary's, shared and reclaimable) is read. Printed per variant: median
 // (min-max) and the ratio to the first variant. A benchmark, not a test: CI does not run it.
 //   npm run build && npm run artifact && node tests/bench/memory-agent.mjs
+//   VARIANTS=8 COMPARE_BIN=../other/bin/nanolet node tests/bench/memory-agent.mjs   (this tree against another)
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -30,6 +31,8 @@ const ALL_VARIANTS = [
   ["source + --optimize-for-size", nanoletBin, ["--max-semi-space-size=1", "--optimize-for-size"]],
   ["source + --v8-pool-size=1", nanoletBin, ["--max-semi-space-size=1", "--v8-pool-size=1"]],
 ];
+// COMPARE_BIN=<another checkout's bin/nanolet>: that build too, with the first variant's flags.
+if (process.env.COMPARE_BIN) ALL_VARIANTS.push([`COMPARE_BIN (${process.env.COMPARE_BIN})`, process.env.COMPARE_BIN, ["--max-semi-space-size=1"]]);
 const picked = process.env.VARIANTS?.split(",").map(Number);
 const VARIANTS = ALL_VARIANTS.filter(([, entry], i) => fs.existsSync(entry) && (!picked || i === 0 || picked.includes(i)));
 
