@@ -225,15 +225,21 @@ export class AgentLoop {
    * containerd announces a task's exit before its CRI plugin has taken it in (100-200 ms later,
    * once the task's output is drained): a relist at once would still list the container running.
    * So the one container is asked about (ContainerStatus, a small call) every 20 ms until the
-   * runtime says it is not running, for at most half a second, and then the core relists once.
+   * runtime says it is not running, for at most half a second, and then the core relists once;
+   * that relist takes the details the last answer gave (one status call fewer per exit).
    * An ID the runtime does not know as a container (a sandbox's pause) is relisted at once.
    */
   private async relistWhenExited(containerId: string): Promise<void> {
     try {
       for (let check = 0; check < EXIT_CHECKS && !this.stopped; check++) {
-        const state = await this.options.runtime.containerStatus(containerId).then((d) => d.state, () => "gone");
-        if (state !== "running") break;
-        await new Promise((resolve) => setTimeout(resolve, EXIT_CHECK_MS));
+        const detail = await this.options.runtime.containerStatus(containerId).catch(() => undefined);
+        if (detail?.state === "running") {
+          await new Promise((resolve) => setTimeout(resolve, EXIT_CHECK_MS));
+          continue;
+        }
+        // The relist that follows takes these details instead of asking for them again.
+        if (detail) this.relister.remember(detail);
+        break;
       }
     } finally {
       this.exitsAwaited.delete(containerId);
@@ -727,7 +733,7 @@ export class AgentLoop {
 
   /** The image digest reference of a container, as the last relist saw it. */
   imageRefOf(containerId: string): string | undefined {
-    return this.relister.imageRefs.get(containerId);
+    return this.relister.imageRefOf(containerId);
   }
 
   /** The IP of a sandbox, as the runtime told it. */

@@ -6,6 +6,7 @@ import {
   ANNOTATION_GRACE_PERIOD,
   ANNOTATION_SPEC_HASH,
   ContainerDetail,
+  ContainerInfo,
   LABEL_MANAGED_BY,
   LABEL_POD_UID,
   Runtime,
@@ -20,20 +21,51 @@ const INSPECT_CONCURRENCY = 8;
 interface Known {
   state: string;
   detail: ContainerDetail;
+  /** The relist that last listed this container (entries no relist lists any more are dropped). */
+  listedIn: number;
 }
 
 export class Relister {
   /** Details by container ID, kept while the container is listed in the same state. */
   private known = new Map<string, Known>();
-  /** Image digest reference by container ID, from the last relist: the status's imageID. */
-  readonly imageRefs = new Map<string, string>();
   /** Pod IP by sandbox ID, asked once per new ready sandbox (PodSandboxStatus): the status's podIP. */
   readonly sandboxIps = new Map<string, string>();
+  /** The containers of the last relist, and their image references by ID once asked (imageRefOf). */
+  private lastContainers: ContainerInfo[] = [];
+  private imageRefs: Map<string, string> | undefined;
+  private relists = 0;
 
   constructor(
     private runtime: Runtime,
     private nowMs: () => number,
   ) {}
+
+  /**
+   * Details read outside a relist (the exit watch's ContainerStatus): the next relist takes them
+   * instead of asking again, if it lists the container in the same state.
+   */
+  remember(detail: ContainerDetail): void {
+    if (detail.state === "created" || detail.state === "unknown") return;
+    this.enrich(detail, detail.annotations);
+    this.known.set(detail.id, { state: detail.state, detail, listedIn: this.relists });
+  }
+
+  /** The image digest reference (CRI `image_ref`) of a container the last relist listed. */
+  imageRefOf(containerId: string): string | undefined {
+    if (!this.imageRefs) {
+      // Built on first use after each relist: status updates ask, a steady relist does not.
+      this.imageRefs = new Map();
+      for (const c of this.lastContainers) if (c.imageRef) this.imageRefs.set(c.id, c.imageRef);
+    }
+    return this.imageRefs.get(containerId);
+  }
+
+  /** What the container wrote to its termination message file enriches the runtime's message. */
+  private enrich(detail: ContainerDetail, annotations: Record<string, string>): void {
+    if (detail.state !== "exited") return;
+    const written = terminationMessage(annotations, detail.exitCode, detail.reason);
+    if (written) detail.message = detail.message ? `${detail.message}: ${written}` : written;
+  }
 
   async relist(): Promise<RuntimeSnapshot> {
     const listedAtMs = this.nowMs();
@@ -41,23 +73,29 @@ export class Relister {
       this.runtime.listPodSandboxes(MANAGED_SELECTOR),
       this.runtime.listContainers(MANAGED_SELECTOR),
     ]);
+    const relist = ++this.relists;
     const uninspected = new Set<string>();
-    const toInspect = containers.filter((c) => {
-      if (c.state === "created" || c.state === "unknown") return false;
+    // One lookup per container: the details known for it, marked as listed by this relist.
+    const knownOf: (Known | undefined)[] = new Array(containers.length);
+    const toInspect: number[] = [];
+    for (let i = 0; i < containers.length; i++) {
+      const c = containers[i]!;
       const known = this.known.get(c.id);
-      return !known || known.state !== c.state;
-    });
-    for (let i = 0; i < toInspect.length; i += INSPECT_CONCURRENCY) {
+      if (known) known.listedIn = relist;
+      knownOf[i] = known;
+      if (c.state === "created" || c.state === "unknown") continue;
+      if (!known || known.state !== c.state) toInspect.push(i);
+    }
+    for (let k = 0; k < toInspect.length; k += INSPECT_CONCURRENCY) {
       await Promise.all(
-        toInspect.slice(i, i + INSPECT_CONCURRENCY).map(async (c) => {
+        toInspect.slice(k, k + INSPECT_CONCURRENCY).map(async (i) => {
+          const c = containers[i]!;
           try {
             const detail = await this.runtime.containerStatus(c.id);
-            if (detail.state === "exited") {
-              // What the container wrote to its termination message file enriches the runtime's message.
-              const written = terminationMessage(c.annotations, detail.exitCode, detail.reason);
-              if (written) detail.message = detail.message ? `${detail.message}: ${written}` : written;
-            }
-            this.known.set(c.id, { state: detail.state, detail });
+            this.enrich(detail, c.annotations);
+            const known = { state: detail.state, detail, listedIn: relist };
+            this.known.set(c.id, known);
+            knownOf[i] = known;
           } catch {
             // Removed between the list and the status call, or the runtime failed: the core
             // keeps this pod's previous view and we look again next relist.
@@ -67,10 +105,14 @@ export class Relister {
       );
     }
     await this.learnSandboxIps(sandboxes.filter((s) => s.state === "ready" && !this.sandboxIps.has(s.id)).map((s) => s.id));
-    const listedSandboxes = new Set(sandboxes.map((s) => s.id));
-    for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
-    const listed = new Set(containers.map((c) => c.id));
-    for (const id of this.known.keys()) if (!listed.has(id)) this.known.delete(id);
+    if (this.sandboxIps.size > 0) {
+      const listedSandboxes = new Set(sandboxes.map((s) => s.id));
+      for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
+    }
+    // Containers this relist did not list are gone (details remembered while it ran wait for the next).
+    for (const [id, known] of this.known) if (known.listedIn < relist) this.known.delete(id);
+    this.lastContainers = containers;
+    this.imageRefs = undefined;
 
     const sandboxObservations: SandboxObservation[] = sandboxes.map((s) => {
       const grace = s.annotations[ANNOTATION_GRACE_PERIOD];
@@ -85,19 +127,17 @@ export class Relister {
         terminationGracePeriodSeconds: grace !== undefined && /^\d+$/.test(grace) ? BigInt(grace) : undefined,
       };
     });
-    const containerObservations: ContainerObservation[] = [];
-    this.imageRefs.clear();
-    for (const c of containers) {
-      if (c.imageRef) this.imageRefs.set(c.id, c.imageRef);
-      const podUid = c.labels[LABEL_POD_UID] ?? "";
-      const known = this.known.get(c.id);
+    const containerObservations: ContainerObservation[] = new Array(containers.length);
+    for (let i = 0; i < containers.length; i++) {
+      const c = containers[i]!;
+      const known = knownOf[i];
       const detail = known && known.state === c.state ? known.detail : undefined;
       // A container whose details could not be read is still listed, as the runtime listed it:
       // the PLEG sees its state, and the core keeps its pod's old view (the pod is uninspected).
-      containerObservations.push({
+      containerObservations[i] = {
         id: c.id,
         sandboxId: c.sandboxId,
-        podUid,
+        podUid: c.labels[LABEL_POD_UID] ?? "",
         name: c.name,
         attempt: c.attempt,
         state: c.state,
@@ -109,7 +149,7 @@ export class Relister {
         createdAtNs: c.createdAtNs,
         startedAtNs: detail?.startedAtNs ?? 0n,
         finishedAtNs: detail?.finishedAtNs ?? 0n,
-      });
+      };
     }
     uninspected.delete("");
     return { listedAtMs: BigInt(listedAtMs), sandboxes: sandboxObservations, containers: containerObservations, uninspectedPodUids: [...uninspected].sort() };

@@ -127,6 +127,33 @@ test("a container exit is seen by the relist and restarted", async () => {
   h.loop.stop();
 });
 
+test("an exit the runtime pushes is asked about once: the relist it brings takes the exit watch's answer", async () => {
+  // No periodic relist to speak of: only the runtime's events bring relists here.
+  const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 600_000 } });
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running", () => {
+    h.loop.runtimeEvent();
+    return h.running("app").length === 1;
+  });
+  const id = h.running("app")[0].id;
+  const asked = () => h.runtime.calls.filter((c) => c === `ContainerStatus ${id}`).length;
+  await until("the running container inspected", () => {
+    h.loop.runtimeEvent();
+    return asked() === 1;
+  });
+  h.runtime.exit(id, 3);
+  h.loop.runtimeEvent(id);
+  await until("restarted", () => h.running("app").some((c) => c.attempt === 1));
+  assert.equal(asked(), 2, "one ContainerStatus for the exit: the watch's, which the relist took");
+  await until("the table says one restart", () => {
+    h.loop.runtimeEvent();
+    return h.table.snapshot().pods[0]?.restarts === 1;
+  });
+  assert.equal(asked(), 2);
+  h.loop.stop();
+});
+
 test("a failed runtime call is retried after the worker back-off, not in a tight loop", async () => {
   const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50, workerErrorBackoffMs: 200 } });
   h.runtime.failNext.set("RunPodSandbox", new RuntimeError("RunPodSandbox: boom", 2, "RunPodSandbox"));
