@@ -26,12 +26,12 @@ const labels = fc.record({
   "io.kubernetes.container.name": someString,
 }, { requiredKeys: [] });
 const annotations = fc.record({ "io.kubernetes.container.hash": someString, "io.kubernetes.pod.terminationGracePeriod": fc.oneof(fc.constantFrom("30", "-1", "99999999999999999999"), someString) }, { requiredKeys: [] });
-const sandbox = fc.record({
+export const sandbox = fc.record({
   id, metadata: fc.record({ name: someString, uid: someString, namespace: someString, attempt: fc.nat() }, { requiredKeys: [] }),
   state: fc.oneof(fc.constantFrom("SANDBOX_READY", "SANDBOX_NOTREADY"), fc.integer({ min: 2, max: 99 })), createdAt: int64, labels, annotations,
 }, { requiredKeys: [] });
 const containerState = fc.oneof(fc.constantFrom("CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED", "CONTAINER_UNKNOWN"), fc.integer({ min: 4, max: 99 }));
-const container = fc.record({
+export const container = fc.record({
   id, podSandboxId: id, metadata: fc.record({ name: someString, attempt: fc.nat() }, { requiredKeys: [] }), image: fc.record({ image: someString }),
   imageRef: someString, state: containerState, createdAt: int64, labels, annotations,
 }, { requiredKeys: [] });

@@ -4,6 +4,7 @@ import * as manifestText from "./manifest-text.mjs";
 import * as manifestDir from "./manifest-dir.mjs";
 import * as apiStream from "./api-stream.mjs";
 import * as criResponses from "./cri-responses.mjs";
+import * as criWire from "./cri-wire.mjs";
 import * as witPure from "./wit-pure.mjs";
 import * as agentRecords from "./agent-records.mjs";
 import * as traceReader from "./trace-reader.mjs";
@@ -13,6 +14,7 @@ export const TARGETS = {
   "manifest-dir": manifestDir,
   "api-stream": apiStream,
   "cri-responses": criResponses,
+  "cri-wire": criWire,
   "wit-pure": witPure,
   "agent-records": agentRecords,
   "trace-reader": traceReader,
