@@ -105,10 +105,8 @@ export class Relister {
       );
     }
     await this.learnSandboxIps(sandboxes.filter((s) => s.state === "ready" && !this.sandboxIps.has(s.id)).map((s) => s.id));
-    if (this.sandboxIps.size > 0) {
-      const listedSandboxes = new Set(sandboxes.map((s) => s.id));
-      for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
-    }
+    const listedSandboxes = new Set(sandboxes.map((s) => s.id));
+    for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
     // Containers this relist did not list are gone (details remembered while it ran wait for the next).
     for (const [id, known] of this.known) if (known.listedIn < relist) this.known.delete(id);
     this.lastContainers = containers;

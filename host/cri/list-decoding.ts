@@ -15,6 +15,10 @@ const CONTAINER_STATE_NAMES: ContainerStateName[] = ["created", "running", "exit
 /** Node.js's UTF-8 reader without `toString`'s argument handling (it runs for every string). */
 type Utf8Buffer = Buffer & { utf8Slice?(start: number, end: number): string };
 
+function utf8(bytes: Utf8Buffer, start: number, end: number): string {
+  return bytes.utf8Slice ? bytes.utf8Slice(start, end) : bytes.toString("utf8", start, end);
+}
+
 /** 2^(7i): where the i-th byte of a varint lands. */
 const SEVEN_BIT_PLACES = [1, 2 ** 7, 2 ** 14, 2 ** 21, 2 ** 28];
 /** Where bytes 5-9 of a varint land in the high 32 bits. */
@@ -55,7 +59,7 @@ function cachedKey(bytes: Utf8Buffer, start: number, end: number): string {
     }
     if (same) return known.text;
   }
-  const text = bytes.utf8Slice ? bytes.utf8Slice(start, end) : bytes.toString("utf8", start, end);
+  const text = utf8(bytes, start, end);
   keyCache[keyCacheNext] = { bytes: Uint8Array.prototype.slice.call(bytes, start, end), text };
   keyCacheNext = (keyCacheNext + 1) % KEY_CACHE_SIZE;
   return text;
@@ -68,7 +72,8 @@ class Reader {
     readonly bytes: Utf8Buffer,
     readonly what: string,
     start: number,
-    readonly end: number,
+    /** Where reading stops: the message's end (an entry's, while mapEntry reads one). */
+    public end: number,
   ) {
     this.at = start;
   }
@@ -133,9 +138,15 @@ class Reader {
     const end = this.delimitedEnd();
     const start = this.at;
     this.at = end;
-    if (start === end) return "";
-    const bytes = this.bytes;
-    return bytes.utf8Slice ? bytes.utf8Slice(start, end) : bytes.toString("utf8", start, end);
+    return start === end ? "" : utf8(this.bytes, start, end);
+  }
+
+  /** A map key: a string, handed back from the key cache when an earlier answer had it. */
+  key(): string {
+    const end = this.delimitedEnd();
+    const start = this.at;
+    this.at = end;
+    return start === end ? "" : cachedKey(this.bytes, start, end);
   }
 
   /** Skips a field of the given wire type (its key already read). */
@@ -169,41 +180,22 @@ class Reader {
 
   /** One map<string, string> entry, added to `into`. */
   mapEntry(into: Record<string, string>): void {
-    const end = this.delimitedEnd();
+    // Read in place, with the end narrowed to the entry's: no reader made per entry (a
+    // container has a dozen), and every read checks its bounds as anywhere else.
+    const entryEnd = this.delimitedEnd();
+    const messageEnd = this.end;
+    this.end = entryEnd;
     let key = "";
     let value = "";
-    while (this.at < end) {
+    while (this.at < entryEnd) {
       const tag = this.uint32();
-      if (tag === 0x0a) key = this.keyWithin(end);
-      else if (tag === 0x12) value = this.stringWithin(end);
-      else this.skipWithin(tag & 7, end);
+      if (tag === 0x0a) key = this.key();
+      else if (tag === 0x12) value = this.string();
+      else this.skip(tag & 7);
     }
-    if (this.at !== end) this.fail("map entry overruns its length");
+    this.end = messageEnd;
     into[key] = value;
   }
-
-  private keyWithin(end: number): string {
-    const keyEnd = this.delimitedEnd();
-    if (keyEnd > end) this.fail("string overruns its enclosing field");
-    const key = keyEnd === this.at ? "" : cachedKey(this.bytes, this.at, keyEnd);
-    this.at = keyEnd;
-    return key;
-  }
-
-  private stringWithin(end: number): string {
-    const value = this.string();
-    if (this.at > end) this.fail("string overruns its enclosing field");
-    return value;
-  }
-
-  private skipWithin(wireType: number, end: number): void {
-    this.skip(wireType);
-    if (this.at > end) this.fail("field overruns its enclosing field");
-  }
-}
-
-function expectEnd(r: Reader): void {
-  if (r.at !== r.end) r.fail("field overruns its message");
 }
 
 function readContainer(r: Reader): ContainerInfo {
@@ -225,7 +217,6 @@ function readContainer(r: Reader): ContainerInfo {
             else if (t === 0x10) c.attempt = m.uint32();
             else m.skip(t & 7);
           }
-          expectEnd(m);
         });
         break;
       case 0x22: // 4 image: ImageSpec { 1 image }
@@ -235,7 +226,6 @@ function readContainer(r: Reader): ContainerInfo {
             if (t === 0x0a) c.image = m.string();
             else m.skip(t & 7);
           }
-          expectEnd(m);
         });
         break;
       case 0x2a: {
@@ -260,7 +250,6 @@ function readContainer(r: Reader): ContainerInfo {
         r.skip(tag & 7);
     }
   }
-  expectEnd(r);
   return c;
 }
 
@@ -282,7 +271,6 @@ function readSandbox(r: Reader): SandboxInfo {
             else if (t === 0x20) s.attempt = m.uint32();
             else m.skip(t & 7);
           }
-          expectEnd(m);
         });
         break;
       case 0x18: // 3 state: SANDBOX_READY = 0, SANDBOX_NOTREADY = 1
@@ -301,7 +289,6 @@ function readSandbox(r: Reader): SandboxInfo {
         r.skip(tag & 7);
     }
   }
-  expectEnd(r);
   return s;
 }
 

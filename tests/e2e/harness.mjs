@@ -77,7 +77,7 @@ export class Nanolet {
   /**
    * `bin`: the executable to run (the source tree's by default; a benchmark may give an
    * artifact's). `nodeArgs`: run `bin` as a script of this Node.js with these flags instead of by
-   * its own shebang (a benchmark comparing flags).
+   * its own shebang (a benchmark comparing flags); `env`: more environment for such a run.
    */
   constructor({ endpoint, manifestDir, rootDir, logsDir, node = "e2e-node", bin = nanoletBin, nodeArgs, env }) {
     Object.assign(this, { endpoint, manifestDir, rootDir, logsDir, node, bin, nodeArgs, env });
