@@ -219,6 +219,14 @@ export class Pleg {
   private previousContainers: i32 = -1;
   /// Objects of the relist in progress not found where the last relist listed them.
   private hintMisses: i32 = 0;
+  /// Whether the last relist found most objects away from where the one before listed them
+  /// (containerd's order): then objects are hashed and their table cells read ahead (lookAhead).
+  private reordered: bool = false;
+  /// The ID hash and pod UID hash of each object of the list being diffed (two u64 each).
+  private hashes: usize = 0;
+  private hashCapacity: i32 = 0;
+  /// Where lookAhead drops what it read, so that the reads are not optimised away.
+  private aheadSink: u64 = 0;
   /// Relists recognised as byte-identical to the last one.
   unchangedCount: u64 = 0;
 
@@ -286,11 +294,13 @@ export class Pleg {
       this.fingerprintCapacity = p.containerCount;
     }
 
+    this.reserveHashes(max(p.sandboxCount, p.containerCount));
     let cursor = 0;
     for (let i = 0; i < p.sandboxCount; i++) {
+      if (i % AHEAD == 0) this.lookAhead(p.sandboxesPtr, SANDBOX_WORDS, S_ID, S_POD_UID, i, min(i + AHEAD, p.sandboxCount), p);
       const state = (p.sandboxWord(i, S_FLAGS) & S_FLAG_READY) != 0 ? PlegState.Running : PlegState.Exited;
       const hint: u64 = cursor < this.sandboxes.length ? this.sandboxes.at(cursor) : 0;
-      const e = this.observe(p, hint, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
+      const e = this.observe(p, hint, i, p.sandboxWord(i, S_ID), p.sandboxWord(i, S_ID + 1),
         p.sandboxWord(i, S_POD_UID), p.sandboxWord(i, S_POD_UID + 1), state, <u64>p.sandboxWord(i, S_FLAGS), generation, diff);
       nextSandboxes.set(i, e);
       if (e == 0) continue;
@@ -305,11 +315,12 @@ export class Pleg {
     }
     cursor = 0;
     for (let i = 0; i < p.containerCount; i++) {
+      if (i % AHEAD == 0) this.lookAhead(p.containersPtr, CONTAINER_WORDS, C_ID, C_POD_UID, i, min(i + AHEAD, p.containerCount), p);
       const state = plegStateOfContainer(<i32>p.containerWord(i, C_STATE));
       const hint: u64 = cursor < this.containers.length ? this.containers.at(cursor) : 0;
       const fingerprint = containerFingerprint(p, i);
       store<u64>(this.fingerprints + (<usize>i << 3), fingerprint);
-      const e = this.observe(p, hint, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
+      const e = this.observe(p, hint, i, p.containerWord(i, C_ID), p.containerWord(i, C_ID + 1),
         p.containerWord(i, C_POD_UID), p.containerWord(i, C_POD_UID + 1), state, fingerprint, generation, diff);
       nextContainers.set(i, e);
       if (e == 0) continue;
@@ -333,7 +344,46 @@ export class Pleg {
     this.containers = nextContainers;
     if (this.hintMisses == 0) this.keep(p);
     else this.previousKept = false;
+    this.reordered = this.hintMisses * 2 > p.sandboxCount + p.containerCount;
     return diff;
+  }
+
+  private reserveHashes(count: i32): void {
+    if (count <= this.hashCapacity) return;
+    if (this.hashes != 0) heap.free(this.hashes);
+    this.hashes = heap.alloc(<usize>count << 4);
+    this.hashCapacity = count;
+  }
+
+  /// Hashes the IDs and pod UIDs of objects `from` to `to` (exclusive) of one list into `hashes`
+  /// (observe takes them from there). After a relist in a new order it also reads, for each of
+  /// them, the table cell its ID hashes to and the entry and pod slot that cell points at: these
+  /// reads are independent of each other, so the processor overlaps their cache misses, where
+  /// observe, one object at a time, would wait for each in turn (on a large node nearly every
+  /// one misses). What is read is dropped; observe reads it again from the cache.
+  private lookAhead(list: usize, wordsPer: i32, idWord: i32, podWord: i32, from: i32, to: i32, p: PackedSnapshot): void {
+    for (let i = from; i < to; i++) {
+      const words = list + ((<usize>i * <usize>wordsPer) << 2);
+      const at = this.hashes + (<usize>i << 4);
+      store<u64>(at, p.rangeHash(load<u32>(words + (<usize>idWord << 2)), load<u32>(words + (<usize>(idWord + 1) << 2))));
+      store<u64>(at + 8, p.rangeHash(load<u32>(words + (<usize>podWord << 2)), load<u32>(words + (<usize>(podWord + 1) << 2))));
+    }
+    if (!this.reordered || this.capacity == 0) return;
+    const mask = <u64>(this.capacity - 1);
+    let sink: u64 = 0;
+    for (let i = from; i < to; i++) {
+      const hash = load<u64>(this.hashes + (<usize>i << 4));
+      const c = load<u64>(this.table + (<usize>(hash & mask) << 3));
+      if (cellTag(c) != <u32>(hash >> 32)) continue;
+      const e = changetype<Entry>(cellEntry(c));
+      // The entry's header, every cache line of its ID (IDs are long: 64 units are two or
+      // three lines) and its pod slot.
+      sink ^= e.hash ^ <u64>load<u32>(e.pod);
+      const end = e.idPtr + (<usize>e.idUnits << 1);
+      for (let at = e.idPtr; at < end; at += 64) sink ^= <u64>load<u8>(at);
+      sink ^= <u64>load<u8>(end - 1);
+    }
+    this.aheadSink ^= sink;
   }
 
   private sameAsPrevious(p: PackedSnapshot): bool {
@@ -399,12 +449,13 @@ export class Pleg {
   /// Finds or creates the entry of one object; 0 for a duplicate within this relist. `hint` is
   /// the cell listed where this object would be if nothing moved.
   private observe(
-    p: PackedSnapshot, hint: u64, idStart: u32, idLength: u32,
+    p: PackedSnapshot, hint: u64, index: i32, idStart: u32, idLength: u32,
     podStart: u32, podLength: u32, state: PlegState, fingerprint: u64, generation: u32, diff: RelistDiff,
   ): usize {
-    let hash = p.rangeHash(idStart, idLength);
+    // Hashed by lookAhead.
+    const hash = load<u64>(this.hashes + (<usize>index << 4));
     // Compared by hash, not text: the UID string is one more cache miss per object.
-    const podHash = p.rangeHash(podStart, podLength);
+    const podHash = load<u64>(this.hashes + (<usize>index << 4) + 8);
     let ptr: usize = 0;
     if (cellTag(hint) == <u32>(hash >> 32)) {
       const h = changetype<Entry>(cellEntry(hint));
@@ -547,6 +598,9 @@ export class Pleg {
     }
     if (this.table != 0) heap.free(this.table);
     if (this.fingerprints != 0) heap.free(this.fingerprints);
+    if (this.hashes != 0) heap.free(this.hashes);
+    this.hashes = 0;
+    this.hashCapacity = 0;
     if (this.previous != 0) heap.free(this.previous);
     this.previous = 0;
     this.previousBytes = 0;
@@ -570,6 +624,10 @@ export class Pleg {
     return this.count;
   }
 }
+
+/// Objects hashed and read ahead at a time (see lookAhead): enough to overlap many cache misses,
+/// few enough that what was read is still cached when observe reaches it.
+const AHEAD: i32 = 32;
 
 /// `seen` of an entry taken out of the table before its sweep (its ID came back for another pod).
 const DETACHED: u32 = U32.MAX_VALUE;
