@@ -28,6 +28,7 @@ import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
 import { Relister } from "./relist.js";
 import type { Runtime } from "./cri/runtime.js";
+import type { TaskExit } from "./cri/runtime-events.js";
 import { removePodCgroups } from "./node/cgroups.js";
 import type { CgroupManager } from "./node/cgroup-manager.js";
 import type { StatsCollector, StatsPod } from "./node/stats.js";
@@ -134,6 +135,8 @@ export class AgentLoop {
   private relisting = false;
   /** Exits pushed by the runtime that the CRI does not show yet (container ids). */
   private exitsAwaited = new Set<string>();
+  /** Containers containerd said the OOM killer hit, until their exit comes (oldest dropped past 256). */
+  private oomKilled = new Set<string>();
   /** Runtime events drive the relists (one every five minutes otherwise): see `eventStream`. */
   private eventedRelist = false;
   trapCount = 0;
@@ -188,13 +191,20 @@ export class AgentLoop {
    * The runtime pushed an exit (see cri/runtime-events.ts): the core relists at once. Events
    * in a burst cost one relist, plus one more if they came while a relist was running.
    */
-  runtimeEvent(containerId = ""): void {
+  runtimeEvent(containerId = "", exit?: TaskExit): void {
     if (this.stopped || !this.core) return;
     if (!containerId) return this.relistNow();
-    this.options.log.log("debug", "Relist asked by a runtime event", { containerId });
+    this.options.log.log("debug", "Relist asked by a runtime event", { containerId, exitCode: exit?.exitCode });
     if (this.exitsAwaited.has(containerId)) return;
     this.exitsAwaited.add(containerId);
-    void this.relistWhenExited(containerId);
+    void this.relistWhenExited(containerId, exit);
+  }
+
+  /** containerd's OOM event for a container: its exit, when it comes, reads OOMKilled. */
+  oomKill(containerId: string): void {
+    if (!containerId) return;
+    this.oomKilled.add(containerId);
+    if (this.oomKilled.size > 256) this.oomKilled.delete(this.oomKilled.values().next().value!);
   }
 
   /** How old the last relist may be before the PLEG is unhealthy (longer while events drive it). */
@@ -223,13 +233,20 @@ export class AgentLoop {
 
   /**
    * containerd announces a task's exit before its CRI plugin has taken it in (100-200 ms later,
-   * once the task's output is drained): a relist at once would still list the container running.
-   * So the one container is asked about (ContainerStatus, a small call) every 20 ms until the
-   * runtime says it is not running, for at most half a second, and then the core relists once;
-   * that relist takes the details the last answer gave (one status call fewer per exit).
-   * An ID the runtime does not know as a container (a sandbox's pause) is relisted at once.
+   * once it has deleted the task): a relist at once would still list the container running.
+   * When the event says how the container exited (code and time) and the relister knows it
+   * running, that exit is relisted at once (see Relister.pushExit): the replacement need not
+   * wait for the CRI. Either way the one container is asked about (ContainerStatus, a small
+   * call) every 20 ms until the runtime says it is not running, for at most half a second, and
+   * then the core relists once; that relist takes the runtime's own details from the last answer
+   * (one status call fewer per exit). An ID the runtime does not know as a container (a
+   * sandbox's pause) is relisted at once.
    */
-  private async relistWhenExited(containerId: string): Promise<void> {
+  private async relistWhenExited(containerId: string, exit?: TaskExit): Promise<void> {
+    if (exit) {
+      const oomKilled = this.oomKilled.delete(containerId);
+      if (this.relister.pushExit(containerId, { ...exit, oomKilled })) this.relistNow();
+    }
     try {
       for (let check = 0; check < EXIT_CHECKS && !this.stopped; check++) {
         const detail = await this.options.runtime.containerStatus(containerId).catch(() => undefined);

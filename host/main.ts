@@ -364,7 +364,8 @@ async function run(argv: string[]): Promise<number> {
   // Changes the runtime pushes are relisted at once; the periodic relist stays as the safety net
   // (every five minutes while the CRI event stream brings every change).
   const runtimeEvents = new RuntimeEvents(runtime, {
-    onExit: (containerId) => loop.runtimeEvent(containerId),
+    onExit: (containerId, exit) => loop.runtimeEvent(containerId, exit),
+    onOomKill: (containerId) => loop.oomKill(containerId),
     onChange: (containerId, kind) => loop.runtimeChange(containerId, kind),
     onEventStream: (streaming) => loop.eventStream(streaming),
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),

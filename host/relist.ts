@@ -18,6 +18,28 @@ export const MANAGED_SELECTOR = { [LABEL_MANAGED_BY]: "true" };
 /** Status calls in flight at once during one relist. */
 const INSPECT_CONCURRENCY = 8;
 
+/**
+ * How long an exit containerd announced stands against a CRI that still lists the container
+ * running (see pushExit). containerd 1.6's CRI takes an exit in once it has deleted the task,
+ * which under load can take seconds; a CRI still saying "running" after this long is believed.
+ */
+const PUSHED_EXIT_TRUST_MS = 60_000;
+
+/** An exit containerd announced and the CRI does not show yet. */
+interface PushedExit {
+  detail: ContainerDetail;
+  atMs: number;
+  /** The relist that last listed this container. */
+  listedIn: number;
+}
+
+/** What containerd's task-exit event (and an OOM event before it) says of an exit. */
+export interface AnnouncedExit {
+  exitCode: number;
+  finishedAtNs: bigint;
+  oomKilled: boolean;
+}
+
 interface Known {
   state: string;
   detail: ContainerDetail;
@@ -32,6 +54,8 @@ export class Relister {
   readonly sandboxIps = new Map<string, string>();
   /** The containers of the last relist, and their image references by ID once asked (imageRefOf). */
   private lastContainers: ContainerInfo[] = [];
+  /** Exits containerd announced that the CRI does not show yet, by container ID. */
+  private pushedExits = new Map<string, PushedExit>();
   private imageRefs: Map<string, string> | undefined;
   private relists = 0;
 
@@ -48,6 +72,31 @@ export class Relister {
     if (detail.state === "created" || detail.state === "unknown") return;
     this.enrich(detail, detail.annotations);
     this.known.set(detail.id, { state: detail.state, detail, listedIn: this.relists });
+  }
+
+  /**
+   * containerd announced that this container's main process exited (its task-exit event), which
+   * its CRI plugin shows only once it has deleted the task (~130 ms later on an idle node).
+   * Until the CRI lists it exited, relists list it exited with these details: what the CRI
+   * will say (the event's exit code and time, the start the CRI gave, reason OOMKilled, Error
+   * or Completed as containerd derives it, the termination message file). Once the CRI lists it
+   * exited, its own details are read as for any exit. False when the container is not known
+   * running (then only the CRI tells).
+   */
+  pushExit(containerId: string, exit: AnnouncedExit): boolean {
+    const known = this.known.get(containerId);
+    if (!known || known.state !== "running") return false;
+    const detail: ContainerDetail = {
+      ...known.detail,
+      state: "exited",
+      exitCode: exit.exitCode,
+      finishedAtNs: exit.finishedAtNs,
+      reason: exit.oomKilled ? "OOMKilled" : exit.exitCode === 0 ? "Completed" : "Error",
+      message: "",
+    };
+    this.enrich(detail, detail.annotations);
+    this.pushedExits.set(containerId, { detail, atMs: this.nowMs(), listedIn: this.relists });
+    return true;
   }
 
   /** The image digest reference (CRI `image_ref`) of a container the last relist listed. */
@@ -126,10 +175,23 @@ export class Relister {
       };
     });
     const containerObservations: ContainerObservation[] = new Array(containers.length);
+    const pushedExits = this.pushedExits.size > 0 ? this.pushedExits : undefined;
     for (let i = 0; i < containers.length; i++) {
       const c = containers[i]!;
       const known = knownOf[i];
-      const detail = known && known.state === c.state ? known.detail : undefined;
+      let detail = known && known.state === c.state ? known.detail : undefined;
+      let state = c.state;
+      const pushed = pushedExits?.get(c.id);
+      if (pushed) {
+        pushed.listedIn = relist;
+        if (c.state === "running" && listedAtMs - pushed.atMs < PUSHED_EXIT_TRUST_MS) {
+          state = "exited";
+          detail = pushed.detail;
+        } else {
+          // The CRI shows the exit now (or, long after, still does not: it is believed).
+          pushedExits!.delete(c.id);
+        }
+      }
       // A container whose details could not be read is still listed, as the runtime listed it:
       // the PLEG sees its state, and the core keeps its pod's old view (the pod is uninspected).
       containerObservations[i] = {
@@ -138,7 +200,7 @@ export class Relister {
         podUid: c.labels[LABEL_POD_UID] ?? "",
         name: c.name,
         attempt: c.attempt,
-        state: c.state,
+        state,
         image: c.image,
         specHash: c.annotations[ANNOTATION_SPEC_HASH] ?? "",
         exitCode: detail?.exitCode ?? 0,
@@ -149,6 +211,7 @@ export class Relister {
         finishedAtNs: detail?.finishedAtNs ?? 0n,
       };
     }
+    if (pushedExits) for (const [id, pushed] of pushedExits) if (pushed.listedIn < relist) pushedExits.delete(id);
     uninspected.delete("");
     return { listedAtMs: BigInt(listedAtMs), sandboxes: sandboxObservations, containers: containerObservations, uninspectedPodUids: [...uninspected].sort() };
   }

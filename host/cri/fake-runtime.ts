@@ -27,6 +27,8 @@ interface FakeContainer extends ContainerDetail {
   resources?: ContainerResources;
   /** The config it was created with (tests read security, mounts, tty). */
   config?: ContainerConfig;
+  /** Exited, but not shown yet (exitUnseen): the exit a later stop or showExit makes seen. */
+  unseenExit?: { exitCode: number; reason: string };
 }
 
 function matches(labels: Record<string, string>, selector: Record<string, string>): boolean {
@@ -102,7 +104,7 @@ export class FakeRuntime implements Runtime {
     this.record("StopPodSandbox", id);
     const sandbox = this.sandboxes.get(id);
     if (!sandbox) return; // idempotent, as CRI requires
-    for (const c of this.containers.values()) if (c.sandboxId === id && c.state === "running") this.exit(c.id, 137, "Error");
+    for (const c of this.containers.values()) if (c.sandboxId === id && c.state === "running") this.stopped(c);
     sandbox.state = "not-ready";
   }
 
@@ -173,7 +175,13 @@ export class FakeRuntime implements Runtime {
   async stopContainer(id: string, _timeoutSeconds: number): Promise<void> {
     this.record("StopContainer", id);
     const c = this.mustGet(id, "StopContainer");
-    if (c.state === "running") this.exit(id, 137, "Error");
+    if (c.state === "running") this.stopped(c);
+  }
+
+  /** A stop kills a running process (137); one that exited already keeps its own exit. */
+  private stopped(c: FakeContainer): void {
+    if (c.unseenExit) this.showExit(c.id);
+    else this.exit(c.id, 137, "Error");
   }
 
   async removeContainer(id: string): Promise<void> {
@@ -192,7 +200,8 @@ export class FakeRuntime implements Runtime {
 
   async containerStatus(id: string): Promise<ContainerDetail> {
     this.record("ContainerStatus", id);
-    return { ...this.mustGet(id, "ContainerStatus") };
+    const { unseenExit: _unseen, ...detail } = this.mustGet(id, "ContainerStatus");
+    return detail;
   }
 
   async imageStatus(image: string): Promise<ImageUser | undefined> {
@@ -259,6 +268,22 @@ export class FakeRuntime implements Runtime {
     c.exitCode = exitCode;
     c.reason = reason;
     c.finishedAtNs = this.nowNs();
+  }
+
+  /**
+   * Test control: the container's process exits with `exitCode`, but lists and status calls
+   * show it running until showExit (containerd 1.6's CRI takes an exit in after its own event).
+   */
+  exitUnseen(id: string, exitCode: number, reason = exitCode === 0 ? "Completed" : "Error"): void {
+    this.mustGet(id, "exitUnseen").unseenExit = { exitCode, reason };
+  }
+
+  /** Test control: the exit exitUnseen made is shown now. */
+  showExit(id: string): void {
+    const c = this.mustGet(id, "showExit");
+    if (!c.unseenExit) return;
+    this.exit(id, c.unseenExit.exitCode, c.unseenExit.reason);
+    c.unseenExit = undefined;
   }
 
   private mustGet(id: string, call: string): FakeContainer {

@@ -310,13 +310,16 @@ export class GrpcRuntime implements Runtime {
   }
 
   /**
-   * containerd's own event service (not CRI), subscribed to task exits in the CRI's namespace
-   * (`k8s.io`): what containerd 1.6, which has no CRI events, can say about exits. The request
-   * is written by hand (one repeated string, field 1) and the answers are not decoded: the
-   * filter already says each one is an exit, and a relist reads the rest.
+   * containerd's own event service (not CRI), subscribed to task exits and OOM kills in the
+   * CRI's namespace (`k8s.io`): what containerd 1.6, which has no CRI events, can say about
+   * exits. The request is written by hand (a repeated string, field 1: the filters, any of which
+   * may match) and the envelopes are read by readTaskEvent.
    */
   containerdTaskExits(): grpc.ClientReadableStream<Buffer> {
-    const request = bytesField(1, 'topic=="/tasks/exit",namespace=="k8s.io"');
+    const request = Buffer.concat([
+      bytesField(1, 'topic=="/tasks/exit",namespace=="k8s.io"'),
+      bytesField(1, 'topic=="/tasks/oom",namespace=="k8s.io"'),
+    ]);
     return this.runtimeClient.makeServerStreamRequest(
       "/containerd.services.events.v1.Events/Subscribe",
       (bytes: Buffer) => bytes,

@@ -9,7 +9,7 @@
 //   hasten the relist, the periodic relist stays on.
 // A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
-import { readBytesField } from "../proto-wire.js";
+import { readBytesField, readVarintField } from "../proto-wire.js";
 import { MAX_CRI_STREAM_FAILURES } from "../pleg-policy.js";
 
 export type RuntimeEventSourceName = "cri" | "containerd" | "none";
@@ -25,9 +25,12 @@ export interface RuntimeEventStreams {
 export interface RuntimeEventsOptions {
   /**
    * containerd says a task (a container or a sandbox's pause) exited; its CRI plugin may not
-   * show it for a while yet. `containerId` is empty when the event does not parse.
+   * show it for a while yet. `containerId` is empty when the event does not parse; `exit` is
+   * what the event says of the exit (absent from an event without it).
    */
-  onExit: (containerId: string) => void;
+  onExit: (containerId: string, exit?: TaskExit) => void;
+  /** containerd says the kernel's OOM killer hit a task of this container. */
+  onOomKill?: (containerId: string) => void;
   /** A CRI container event (`kind`: created, started, stopped, deleted): the CRI shows it already. */
   onChange: (containerId: string, kind: string) => void;
   /**
@@ -113,7 +116,9 @@ export class RuntimeEvents {
     stream.on("data", (message: any) => {
       announce();
       if (source === "containerd") {
-        this.options.onExit(taskExitContainerId(message));
+        const event = readTaskEvent(message);
+        if (event.kind === "oom") this.options.onOomKill?.(event.containerId);
+        else if (event.kind === "exit") this.options.onExit(event.containerId, event.exit);
       } else {
         this.options.onChange(String(message?.containerId ?? ""), CRI_EVENT_KINDS[message?.containerEventType] ?? String(message?.containerEventType));
       }
@@ -169,13 +174,48 @@ export class RuntimeEvents {
   }
 }
 
+/** What a containerd task-exit event says of the exit of a container's main process. */
+export interface TaskExit {
+  exitCode: number;
+  /** When the process exited (the event's exited_at), in ns since the epoch. */
+  finishedAtNs: bigint;
+}
+
+export type TaskEvent =
+  | { kind: "exit"; containerId: string; exit?: TaskExit }
+  | { kind: "oom"; containerId: string }
+  /** An exec'd process ended (a probe's ExecSync): not the container's exit. */
+  | { kind: "exec-exit"; containerId: string };
+
+const TOPIC_OOM = "/tasks/oom";
+
 /**
- * The container ID of a containerd task-exit envelope (Envelope.event, field 4, is an Any whose
- * value, field 2, is a TaskExit whose container_id is field 1); empty when it does not parse.
+ * Reads a containerd event envelope (topic: field 3; event: field 4, an Any whose value is field
+ * 2). A TaskExit (events/task.proto) has container_id 1, id 2 (the process: the container's ID
+ * for its main process, an exec ID otherwise), exit_status 4 and exited_at 5 (a Timestamp:
+ * seconds 1, nanos 2); a TaskOOM has container_id 1. What does not parse reads as an exit of
+ * container "" (the caller relists at once).
  */
-export function taskExitContainerId(envelope: Buffer): string {
+export function readTaskEvent(envelope: Buffer): TaskEvent {
+  const topic = readBytesField(envelope, 3)?.toString("utf8");
   const any = readBytesField(envelope, 4);
-  const exit = any && readBytesField(any, 2);
-  const id = exit && readBytesField(exit, 1);
-  return id ? id.toString("utf8") : "";
+  const event = any && readBytesField(any, 2);
+  const containerId = event && readBytesField(event, 1)?.toString("utf8");
+  if (!event || !containerId) return { kind: "exit", containerId: "" };
+  if (topic === TOPIC_OOM) return { kind: "oom", containerId };
+  const processId = readBytesField(event, 2)?.toString("utf8");
+  if (processId && processId !== containerId) return { kind: "exec-exit", containerId };
+  const exitedAt = readBytesField(event, 5);
+  const seconds = exitedAt && readVarintField(exitedAt, 1);
+  // Without its process ID or time the event is an older or foreign shape: only "something exited".
+  if (!processId || !seconds) return { kind: "exit", containerId };
+  const nanos = readVarintField(exitedAt, 2) ?? 0;
+  // exit_status is a uint32; a signal's exit is 128 + its number, as the CRI reports it.
+  const exitCode = (readVarintField(event, 4) ?? 0) | 0;
+  return { kind: "exit", containerId, exit: { exitCode, finishedAtNs: BigInt(seconds) * 1_000_000_000n + BigInt(nanos) } };
+}
+
+/** The container ID of a containerd task-exit envelope; empty when it does not parse. */
+export function taskExitContainerId(envelope: Buffer): string {
+  return readTaskEvent(envelope).containerId;
 }

@@ -154,6 +154,67 @@ test("an exit the runtime pushes is asked about once: the relist it brings takes
   h.loop.stop();
 });
 
+test("an exit containerd announces is acted on before the CRI shows it; the CRI's own details take over once it does", async () => {
+  const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 600_000 } });
+  await h.loop.start();
+  h.loop.setPods({ pods: [pod("web")], problems: [] });
+  await until("running and inspected", () => {
+    h.loop.runtimeEvent();
+    return h.running("app").length === 1 && h.runtime.calls.includes(`ContainerStatus ${h.running("app")[0].id}`);
+  });
+  const id = h.running("app")[0].id;
+  // containerd 1.6: the task-exit event comes while its CRI still lists the container running.
+  h.runtime.exitUnseen(id, 3);
+  h.loop.runtimeEvent(id, { exitCode: 3, finishedAtNs: 1_764_000_000_000_000_000n });
+  await until("the replacement running", () => h.running("app").some((c) => c.attempt === 1));
+  assert.equal(h.runtime.containers.get(id).state, "running", "the CRI has not taken the exit in yet");
+  await until("the table says one restart", () => h.table.snapshot().pods[0]?.restarts === 1);
+  // The CRI takes it in: the same exit, nothing new happens.
+  h.runtime.showExit(id);
+  for (let i = 0; i < 3; i++) {
+    h.loop.runtimeEvent();
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  assert.equal([...h.runtime.containers.values()].filter((c) => c.name === "app").length, 2, "one replacement, no more");
+  assert.equal(h.table.snapshot().pods[0].restarts, 1);
+  h.loop.stop();
+});
+
+test("an announced exit reads as the CRI will report it: the exit code, Error or Completed, OOMKilled after containerd's OOM event", async () => {
+  const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 600_000 } });
+  await h.loop.start();
+  // A second container keeps each pod running, so nothing stops the pods (a stop shows the exits).
+  const pods = ["a", "b", "c"].map((n) => pod(n, { policy: "Never", containers: ["app", "side"] }));
+  h.loop.setPods({ pods, problems: [] });
+  await until("all running and inspected", () => {
+    h.loop.runtimeEvent();
+    return h.running("app").length === 3 && h.running("app").every((c) => h.runtime.calls.includes(`ContainerStatus ${c.id}`));
+  });
+  const byPod = {};
+  for (const c of h.running("app")) byPod[[...h.runtime.sandboxes.values()].find((s) => s.id === c.sandboxId).podName] = c.id;
+  h.runtime.exitUnseen(byPod.a, 2);
+  h.runtime.exitUnseen(byPod.b, 0);
+  h.runtime.exitUnseen(byPod.c, 137, "OOMKilled");
+  h.loop.oomKill(byPod.c);
+  h.loop.runtimeEvent(byPod.a, { exitCode: 2, finishedAtNs: 1n });
+  h.loop.runtimeEvent(byPod.b, { exitCode: 0, finishedAtNs: 1n });
+  h.loop.runtimeEvent(byPod.c, { exitCode: 137, finishedAtNs: 1n });
+  const row = (name) => h.table.snapshot().pods.find((p) => p.name === name)?.containers.find((c) => c.name === "app");
+  const seen = () => ["a", "b", "c"].map((n) => [row(n)?.state, row(n)?.exitCode, row(n)?.reason]);
+  const expected = [["terminated", 2, "Error"], ["terminated", 0, "Completed"], ["terminated", 137, "OOMKilled"]];
+  await until("all three terminated in the table", () => seen().every(([state]) => state === "terminated"));
+  assert.deepEqual(seen(), expected);
+  assert.equal(h.running("app").length, 3, "the CRI still lists them running");
+  // The CRI takes them in: its details agree, nothing changes.
+  for (const n of ["a", "b", "c"]) h.runtime.showExit(byPod[n]);
+  for (let i = 0; i < 3; i++) {
+    h.loop.runtimeEvent();
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  assert.deepEqual(seen(), expected);
+  h.loop.stop();
+});
+
 test("a failed runtime call is retried after the worker back-off, not in a tight loop", async () => {
   const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 50, workerErrorBackoffMs: 200 } });
   h.runtime.failNext.set("RunPodSandbox", new RuntimeError("RunPodSandbox: boom", 2, "RunPodSandbox"));

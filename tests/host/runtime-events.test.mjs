@@ -1,12 +1,12 @@
-// Runtime events: the containerd task-exit envelope's container ID read by hand (host/proto-wire.ts), and the source
+// Runtime events: containerd's task-exit and OOM envelopes read by hand (host/proto-wire.ts), and the source
 // chosen in order (CRI's GetContainerEvents, then containerd's events, then none), with a broken
 // stream opened again and the CRI stream given up after five breaks. The real streams on real
 // runtimes: tests/e2e/nanolet.e2e.test.mjs (containerd 1.6), tests/e2e/containerd2.e2e.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { RuntimeEvents, taskExitContainerId } from "../../dist/cri/runtime-events.js";
-import { bytesField as wireBytes, readBytesField, readVarintField } from "../../dist/proto-wire.js";
+import { RuntimeEvents, readTaskEvent, taskExitContainerId } from "../../dist/cri/runtime-events.js";
+import { bytesField as wireBytes, readBytesField, readVarintField, varint } from "../../dist/proto-wire.js";
 
 /** Protobuf bytes: a length-delimited field, and a varint field. */
 const bytesField = (field, body) => Buffer.concat([Buffer.from([(field << 3) | 2, body.length]), body]);
@@ -31,6 +31,33 @@ test("the container ID of a containerd task-exit envelope; malformed envelopes g
   assert.equal(readVarintField(Buffer.from([0x08, 1]), 1), 1);
   // The writer is what the reader reads (lengths past 127 take two bytes).
   assert.equal(readBytesField(wireBytes(3, "y".repeat(300)), 3).toString(), "y".repeat(300));
+});
+
+/** A varint field of any size (the writer's varint). */
+const bigVarintField = (field, value) => Buffer.concat([varint(field << 3), varint(value)]);
+
+/** An envelope as containerd 1.6 sends it: TaskExit or TaskOOM inside an Any. */
+function taskEnvelope(topic, type, fields) {
+  const any = Buffer.concat([wireBytes(1, `containerd.events.${type}`), wireBytes(2, Buffer.concat(fields))]);
+  return Buffer.concat([wireBytes(2, "k8s.io"), wireBytes(3, topic), wireBytes(4, any)]);
+}
+const exitedAt = (seconds, nanos) => wireBytes(5, Buffer.concat([bigVarintField(1, seconds), bigVarintField(2, nanos)]));
+
+test("a task-exit event says how the container's main process exited; an exec'd process's exit and an OOM kill are told apart", () => {
+  const id = "c".repeat(64);
+  const exit = taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, id), wireBytes(2, id), bigVarintField(3, 4242), bigVarintField(4, 137), exitedAt(1_764_000_000, 123_456_789)]);
+  assert.deepEqual(readTaskEvent(exit), { kind: "exit", containerId: id, exit: { exitCode: 137, finishedAtNs: 1_764_000_000_123_456_789n } });
+  // exit_status 0 is not written (proto3 leaves defaults out): a clean exit.
+  const clean = taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, id), wireBytes(2, id), bigVarintField(3, 4242), exitedAt(1_764_000_001, 0)]);
+  assert.deepEqual(readTaskEvent(clean).exit, { exitCode: 0, finishedAtNs: 1_764_000_001_000_000_000n });
+  // A probe's ExecSync runs a process of its own in the container: its end is not the container's.
+  const exec = taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, id), wireBytes(2, "exec-1"), bigVarintField(3, 99), bigVarintField(4, 1), exitedAt(1_764_000_002, 5)]);
+  assert.deepEqual(readTaskEvent(exec), { kind: "exec-exit", containerId: id });
+  assert.deepEqual(readTaskEvent(taskEnvelope("/tasks/oom", "TaskOOM", [wireBytes(1, id)])), { kind: "oom", containerId: id });
+  // Without process ID or time: only "this container's task exited" (the CRI tells the rest).
+  assert.deepEqual(readTaskEvent(envelope("abc123")), { kind: "exit", containerId: "abc123" });
+  assert.deepEqual(readTaskEvent(taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, id), wireBytes(2, id)])), { kind: "exit", containerId: id });
+  assert.deepEqual(readTaskEvent(Buffer.from([0x22, 0x50, 0x01])), { kind: "exit", containerId: "" });
 });
 
 /** A stream as grpc-js gives it: an emitter with cancel(). */
@@ -58,8 +85,14 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
   const changes = [];
   const streaming = [];
   const sources = [];
+  const ooms = [];
+  const exitCodes = [];
   const events = new RuntimeEvents(streams, {
-    onExit: (id) => exits.push(id),
+    onExit: (id, exit) => {
+      exits.push(id);
+      exitCodes.push(exit?.exitCode);
+    },
+    onOomKill: (id) => ooms.push(id),
     onChange: (id, kind) => changes.push(`${kind} ${id}`),
     onEventStream: (up) => streaming.push(up),
     onSource: (source, reason) => sources.push(`${source}: ${reason}`),
@@ -82,6 +115,13 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
   opened.containerd[0].emit("data", envelope("c1"));
   opened.containerd[0].emit("data", envelope("c2"));
   assert.deepEqual(exits, ["c1", "c2"]);
+  // The OOM killer, then the exit it caused; an exec'd process's end is no exit of the container.
+  opened.containerd[0].emit("data", taskEnvelope("/tasks/oom", "TaskOOM", [wireBytes(1, "c4")]));
+  opened.containerd[0].emit("data", taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, "c4"), wireBytes(2, "exec-7"), bigVarintField(4, 1), exitedAt(1_764_000_000, 1)]));
+  opened.containerd[0].emit("data", taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, "c4"), wireBytes(2, "c4"), bigVarintField(4, 137), exitedAt(1_764_000_000, 2)]));
+  assert.deepEqual(ooms, ["c4"]);
+  assert.deepEqual(exits, ["c1", "c2", "c4"]);
+  assert.deepEqual(exitCodes, [undefined, undefined, 137]);
 
   // containerd restarted: the stream breaks and is opened again after the back-off (1 s).
   opened.containerd[0].emit("error", Object.assign(new Error("unavailable"), { code: 14, details: "connection reset" }));
@@ -90,7 +130,7 @@ test("CRI events first; UNIMPLEMENTED moves to containerd's; a broken stream is 
   await new Promise((r) => setTimeout(r, 1100));
   assert.equal(opened.containerd.length, 2, "opened again, once");
   opened.containerd[1].emit("data", envelope("c3"));
-  assert.deepEqual(exits, ["c1", "c2", "c3"]);
+  assert.deepEqual(exits, ["c1", "c2", "c4", "c3"]);
   assert.deepEqual(streaming, [true, false], "containerd's exits never slow the relist");
 
   // Neither: relists only.
