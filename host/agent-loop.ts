@@ -234,23 +234,25 @@ export class AgentLoop {
   /**
    * containerd announces a task's exit before its CRI plugin has taken it in (100-200 ms later,
    * once it has deleted the task): a relist at once would still list the container running.
-   * When the event says how the container exited (code and time) and the relister knows it
-   * running, that exit is relisted at once (see Relister.pushExit): the replacement need not
-   * wait for the CRI. Either way the one container is asked about (ContainerStatus, a small
-   * call) every 20 ms until the runtime says it is not running, for at most half a second, and
-   * then the core relists once; that relist takes the runtime's own details from the last answer
-   * (one status call fewer per exit). An ID the runtime does not know as a container (a
+   * The one container is asked about (ContainerStatus, a small call) every 20 ms until the
+   * runtime says it is not running, for at most half a second, and then the core relists once;
+   * that relist takes the runtime's own details from the last answer (one status call fewer per
+   * exit). When the event says how the container exited (code and time) and the first answer
+   * still says running, that exit is relisted at once (see Relister.pushExit): the replacement
+   * need not wait for the CRI. An ID the runtime does not know as a container (a
    * sandbox's pause) is relisted at once.
    */
   private async relistWhenExited(containerId: string, exit?: TaskExit): Promise<void> {
-    if (exit) {
-      const oomKilled = this.oomKilled.delete(containerId);
-      if (this.relister.pushExit(containerId, { ...exit, oomKilled })) this.relistNow();
-    }
+    const oomKilled = this.oomKilled.delete(containerId);
     try {
       for (let check = 0; check < EXIT_CHECKS && !this.stopped; check++) {
         const detail = await this.options.runtime.containerStatus(containerId).catch(() => undefined);
         if (detail?.state === "running") {
+          if (exit && check === 0) {
+            this.relister.pushExit(detail, { ...exit, oomKilled });
+            this.options.log.log("debug", "Exit taken from containerd's event, ahead of its CRI", { containerId, exitCode: exit.exitCode, oomKilled });
+            this.relistNow();
+          }
           await new Promise((resolve) => setTimeout(resolve, EXIT_CHECK_MS));
           continue;
         }

@@ -76,18 +76,15 @@ export class Relister {
 
   /**
    * containerd announced that this container's main process exited (its task-exit event), which
-   * its CRI plugin shows only once it has deleted the task (~130 ms later on an idle node).
-   * Until the CRI lists it exited, relists list it exited with these details: what the CRI
-   * will say (the event's exit code and time, the start the CRI gave, reason OOMKilled, Error
-   * or Completed as containerd derives it, the termination message file). Once the CRI lists it
-   * exited, its own details are read as for any exit. False when the container is not known
-   * running (then only the CRI tells).
+   * its CRI plugin shows only once it has deleted the task (~130 ms later on an idle node);
+   * `running` is what the CRI says of it meanwhile. Until the CRI lists it exited, relists list
+   * it exited with the details the CRI will give: the event's exit code and time, the start the
+   * CRI gave, reason OOMKilled, Error or Completed as containerd derives it, and the termination
+   * message file. Once the CRI lists it exited, its own details are read as for any exit.
    */
-  pushExit(containerId: string, exit: AnnouncedExit): boolean {
-    const known = this.known.get(containerId);
-    if (!known || known.state !== "running") return false;
+  pushExit(running: ContainerDetail, exit: AnnouncedExit): void {
     const detail: ContainerDetail = {
-      ...known.detail,
+      ...running,
       state: "exited",
       exitCode: exit.exitCode,
       finishedAtNs: exit.finishedAtNs,
@@ -95,8 +92,7 @@ export class Relister {
       message: "",
     };
     this.enrich(detail, detail.annotations);
-    this.pushedExits.set(containerId, { detail, atMs: this.nowMs(), listedIn: this.relists });
-    return true;
+    this.pushedExits.set(running.id, { detail, atMs: this.nowMs(), listedIn: this.relists });
   }
 
   /** The image digest reference (CRI `image_ref`) of a container the last relist listed. */
