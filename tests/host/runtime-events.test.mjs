@@ -60,6 +60,21 @@ test("a task-exit event says how the container's main process exited; an exec'd 
   assert.deepEqual(readTaskEvent(Buffer.from([0x22, 0x50, 0x01])), { kind: "exit", containerId: "" });
 });
 
+test("any bytes read as some task event, never a throw: every cut of a real envelope, and random bytes", () => {
+  const id = "d".repeat(64);
+  const whole = taskEnvelope("/tasks/exit", "TaskExit", [wireBytes(1, id), wireBytes(2, id), bigVarintField(3, 7), bigVarintField(4, 1), exitedAt(1_764_000_000, 999_999_999)]);
+  const kinds = new Set(["exit", "oom", "exec-exit"]);
+  for (let end = 0; end <= whole.length; end++) assert.ok(kinds.has(readTaskEvent(whole.subarray(0, end)).kind));
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+  for (let i = 0; i < 2000; i++) {
+    const bytes = Buffer.from(Array.from({ length: next() % 64 }, next));
+    const event = readTaskEvent(bytes);
+    assert.ok(kinds.has(event.kind));
+    if (event.kind === "exit" && event.exit) assert.equal(typeof event.exit.finishedAtNs, "bigint");
+  }
+});
+
 /** A stream as grpc-js gives it: an emitter with cancel(). */
 function fakeStream() {
   const s = new EventEmitter();
