@@ -12,6 +12,7 @@ import {
   Runtime,
 } from "./cri/runtime.js";
 
+import type { TaskExit } from "./cri/runtime-events.js";
 import { terminationMessage } from "./logs/termination-message.js";
 
 export const MANAGED_SELECTOR = { [LABEL_MANAGED_BY]: "true" };
@@ -34,9 +35,7 @@ interface PushedExit {
 }
 
 /** What containerd's task-exit event (and an OOM event before it) says of an exit. */
-export interface AnnouncedExit {
-  exitCode: number;
-  finishedAtNs: bigint;
+export interface AnnouncedExit extends TaskExit {
   oomKilled: boolean;
 }
 

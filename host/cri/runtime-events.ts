@@ -5,8 +5,8 @@
 //   five minutes (upstream's evented PLEG); a stream that breaks brings the configured period back
 //   until it streams again, and after five breaks it is given up for good (upstream's
 //   eventedPlegMaxStreamRetries), falling back to the next source.
-// - containerd's own event service (task exits only; containerd 1.6 has no CRI events): exits
-//   hasten the relist, the periodic relist stays on.
+// - containerd's own event service (task exits and OOM kills; containerd 1.6 has no CRI events):
+//   an exit, with its status, is relisted at once; the periodic relist stays on.
 // A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
 import { readBytesField, readVarintField } from "../proto-wire.js";
@@ -213,9 +213,4 @@ export function readTaskEvent(envelope: Buffer): TaskEvent {
   // exit_status is a uint32; a signal's exit is 128 + its number, as the CRI reports it.
   const exitCode = (readVarintField(event, 4) ?? 0) | 0;
   return { kind: "exit", containerId, exit: { exitCode, finishedAtNs: BigInt(seconds) * 1_000_000_000n + BigInt(nanos) } };
-}
-
-/** The container ID of a containerd task-exit envelope; empty when it does not parse. */
-export function taskExitContainerId(envelope: Buffer): string {
-  return readTaskEvent(envelope).containerId;
 }

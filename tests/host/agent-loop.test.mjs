@@ -53,6 +53,22 @@ function harness(options = {}) {
   return { runtime, log, table, loop, running, phase };
 }
 
+/** Relists until `count` containers named `name` run (with a long period only events bring relists). */
+async function untilRunning(h, name, count) {
+  await until(`${count} ${name} running`, () => {
+    h.loop.runtimeEvent();
+    return h.running(name).length === count;
+  });
+}
+
+/** A few relists, each given time to land: whatever the runtime shows now is taken in. */
+async function relistAFewTimes(h) {
+  for (let i = 0; i < 3; i++) {
+    h.loop.runtimeEvent();
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
 test("pods start on the runtime and their status reaches the pod table", async () => {
   const h = harness();
   await h.loop.start();
@@ -132,10 +148,7 @@ test("an exit the runtime pushes is asked about once: the relist it brings takes
   const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 600_000 } });
   await h.loop.start();
   h.loop.setPods({ pods: [pod("web")], problems: [] });
-  await until("running", () => {
-    h.loop.runtimeEvent();
-    return h.running("app").length === 1;
-  });
+  await untilRunning(h, "app", 1);
   const id = h.running("app")[0].id;
   const asked = () => h.runtime.calls.filter((c) => c === `ContainerStatus ${id}`).length;
   await until("the running container inspected", () => {
@@ -158,10 +171,7 @@ test("an exit containerd announces is acted on before the CRI shows it; the CRI'
   const h = harness({ core: { nodeName: "n", ...DEFAULT_CORE_CONFIG, relistPeriodMs: 600_000 } });
   await h.loop.start();
   h.loop.setPods({ pods: [pod("web")], problems: [] });
-  await until("running and inspected", () => {
-    h.loop.runtimeEvent();
-    return h.running("app").length === 1 && h.runtime.calls.includes(`ContainerStatus ${h.running("app")[0].id}`);
-  });
+  await untilRunning(h, "app", 1);
   const id = h.running("app")[0].id;
   // containerd 1.6: the task-exit event comes while its CRI still lists the container running.
   h.runtime.exitUnseen(id, 3);
@@ -171,10 +181,7 @@ test("an exit containerd announces is acted on before the CRI shows it; the CRI'
   await until("the table says one restart", () => h.table.snapshot().pods[0]?.restarts === 1);
   // The CRI takes it in: the same exit, nothing new happens.
   h.runtime.showExit(id);
-  for (let i = 0; i < 3; i++) {
-    h.loop.runtimeEvent();
-    await new Promise((r) => setTimeout(r, 30));
-  }
+  await relistAFewTimes(h);
   assert.equal([...h.runtime.containers.values()].filter((c) => c.name === "app").length, 2, "one replacement, no more");
   assert.equal(h.table.snapshot().pods[0].restarts, 1);
   h.loop.stop();
@@ -186,10 +193,7 @@ test("an announced exit reads as the CRI will report it: the exit code, Error or
   // A second container keeps each pod running, so nothing stops the pods (a stop shows the exits).
   const pods = ["a", "b", "c"].map((n) => pod(n, { policy: "Never", containers: ["app", "side"] }));
   h.loop.setPods({ pods, problems: [] });
-  await until("all running and inspected", () => {
-    h.loop.runtimeEvent();
-    return h.running("app").length === 3 && h.running("app").every((c) => h.runtime.calls.includes(`ContainerStatus ${c.id}`));
-  });
+  await untilRunning(h, "app", 3);
   const byPod = {};
   for (const c of h.running("app")) byPod[[...h.runtime.sandboxes.values()].find((s) => s.id === c.sandboxId).podName] = c.id;
   h.runtime.exitUnseen(byPod.a, 2);
@@ -207,10 +211,7 @@ test("an announced exit reads as the CRI will report it: the exit code, Error or
   assert.equal(h.running("app").length, 3, "the CRI still lists them running");
   // The CRI takes them in: its details agree, nothing changes.
   for (const n of ["a", "b", "c"]) h.runtime.showExit(byPod[n]);
-  for (let i = 0; i < 3; i++) {
-    h.loop.runtimeEvent();
-    await new Promise((r) => setTimeout(r, 30));
-  }
+  await relistAFewTimes(h);
   assert.deepEqual(seen(), expected);
   h.loop.stop();
 });

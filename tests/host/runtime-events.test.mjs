@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { RuntimeEvents, readTaskEvent, taskExitContainerId } from "../../dist/cri/runtime-events.js";
+import { RuntimeEvents, readTaskEvent } from "../../dist/cri/runtime-events.js";
 import { bytesField as wireBytes, readBytesField, readVarintField, varint } from "../../dist/proto-wire.js";
 
 /** Protobuf bytes: a length-delimited field, and a varint field. */
@@ -19,10 +19,11 @@ function envelope(containerId) {
 }
 
 test("the container ID of a containerd task-exit envelope; malformed envelopes give none", () => {
-  assert.equal(taskExitContainerId(envelope("abc123")), "abc123");
-  assert.equal(taskExitContainerId(Buffer.alloc(0)), "");
-  assert.equal(taskExitContainerId(Buffer.from([0x22, 0x50, 0x01])), "", "a length past the end");
-  assert.equal(taskExitContainerId(Buffer.from([0x23])), "", "an unknown wire type");
+  const containerId = (bytes) => readTaskEvent(bytes).containerId;
+  assert.equal(containerId(envelope("abc123")), "abc123");
+  assert.equal(containerId(Buffer.alloc(0)), "");
+  assert.equal(containerId(Buffer.from([0x22, 0x50, 0x01])), "", "a length past the end");
+  assert.equal(containerId(Buffer.from([0x23])), "", "an unknown wire type");
   assert.equal(readBytesField(Buffer.concat([varintField(1, 5), bytesField(2, Buffer.from("x"))]), 2).toString(), "x", "varint fields are skipped");
   assert.equal(readVarintField(Buffer.concat([bytesField(2, Buffer.from("x")), varintField(1, 5)]), 1), 5);
   assert.equal(readVarintField(bytesField(1, Buffer.from("x")), 1), undefined, "a field of another wire type");
