@@ -93,7 +93,7 @@ export function agentHandleRelist(
 }
 
 export function agentHandleRelistPacked(
-  rep: i32, nowMs: u64, listedAtMs: u64, textPtr: usize, textUnits: u32, sandboxesPtr: usize, sandboxWords: u32,
+  rep: i32, nowMs: u64, listedAtMs: u64, textPtr: usize, textBytes: u32, sandboxesPtr: usize, sandboxWords: u32,
   sandboxNumbersPtr: usize, sandboxNumbers: u32, containersPtr: usize, containerWords: u32,
   containerNumbersPtr: usize, containerNumbers: u32, uninspectedPtr: usize, uninspectedLen: u32,
 ): void {
@@ -101,7 +101,7 @@ export function agentHandleRelistPacked(
   const snapshot = new PackedSnapshot();
   snapshot.listedAtMs = listedAtMs;
   snapshot.textPtr = textPtr;
-  snapshot.textUnits = textUnits;
+  snapshot.textBytes = textBytes;
   snapshot.sandboxesPtr = sandboxesPtr;
   snapshot.sandboxNumbersPtr = sandboxNumbersPtr;
   snapshot.containersPtr = containersPtr;

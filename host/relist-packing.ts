@@ -11,23 +11,32 @@ const CONTAINER_WORDS = 18;
 const CONTAINER_NUMBERS = 4;
 const SANDBOX_STRINGS = 4;
 const CONTAINER_STRINGS = 8;
-/** Longer strings (IDs) are copied by Buffer's native UTF-16 writer; shorter ones by hand. */
+/** Longer strings (IDs) are written by Buffer's native UTF-8 writer; shorter ones by hand. */
 const NATIVE_COPY_UNITS = 16;
-/** Node.js has Buffer; the simulator report page, in a browser, copies every string by hand. */
+/** Node.js has Buffer; the simulator report page, in a browser, has TextEncoder. */
 const HAS_BUFFER = typeof Buffer !== "undefined";
 /**
- * A Buffer with its UTF-16 writer, which skips `write`'s argument parsing (an encoding name
+ * A Buffer with its UTF-8 writer, which skips `write`'s argument parsing (an encoding name
  * looked up on every call: a third of the packing time on a large node). Node.js has had it on
  * every Buffer for years; `write` stands in if a runtime lacks it.
  */
-type Ucs2Buffer = Buffer & { ucs2Write(value: string, offset: number): number };
-const HAS_UCS2_WRITE = HAS_BUFFER && typeof (Buffer.prototype as Partial<Ucs2Buffer>).ucs2Write === "function";
+type Utf8Buffer = Buffer & { utf8Write(value: string, offset: number, length?: number): number };
+const HAS_UTF8_WRITE = HAS_BUFFER && typeof (Buffer.prototype as Partial<Utf8Buffer>).utf8Write === "function";
+const encoder = new TextEncoder();
+/** The most UTF-8 bytes one UTF-16 code unit takes (a surrogate pair takes 4 for 2 units). */
+const MAX_BYTES_PER_UNIT = 3;
 
-function ucs2Buffer(text: Uint16Array): Ucs2Buffer {
-  const bytes = Buffer.from(text.buffer, text.byteOffset, text.byteLength) as Ucs2Buffer;
-  if (!HAS_UCS2_WRITE) bytes.ucs2Write = (value, offset) => bytes.write(value, offset, "utf16le");
+function utf8Buffer(text: Uint8Array): Utf8Buffer | undefined {
+  if (!HAS_BUFFER) return undefined;
+  const bytes = Buffer.from(text.buffer, text.byteOffset, text.byteLength) as Utf8Buffer;
+  if (!HAS_UTF8_WRITE) bytes.utf8Write = (value, offset, length) => bytes.write(value, offset, length ?? bytes.length - offset, "utf8");
   return bytes;
 }
+
+function utf8Length(value: string): number {
+  return HAS_BUFFER ? Buffer.byteLength(value, "utf8") : encoder.encode(value).length;
+}
+
 /** Exit codes as BigInt, made once: `BigInt(code)` on every container of every relist is garbage. */
 const EXIT_CODES = Array.from({ length: 256 }, (_, i) => BigInt(i));
 
@@ -36,28 +45,54 @@ function stateCode(state: string): number {
   return state === "running" ? 1 : state === "exited" ? 2 : state === "created" ? 0 : 3;
 }
 
-/** Where the writers put things: the arrays and the next free text unit. */
+/**
+ * Where the writers put things: the UTF-8 text and the next free byte. Sized for one byte per
+ * code unit (a relist's strings are ASCII but for the odd message); grows if they are not.
+ */
 interface Target {
-  text: Uint16Array;
-  bytes: Ucs2Buffer | undefined;
+  text: Uint8Array;
+  bytes: Utf8Buffer | undefined;
   at: number;
 }
 
 function target(units: number): Target {
-  const text = new Uint16Array(units);
-  return { text, bytes: HAS_BUFFER ? ucs2Buffer(text) : undefined, at: 0 };
+  const text = new Uint8Array(units);
+  return { text, bytes: utf8Buffer(text), at: 0 };
+}
+
+/** Makes room for `needed` more bytes. */
+function reserve(t: Target, needed: number): void {
+  if (t.at + needed <= t.text.length) return;
+  const text = new Uint8Array(Math.max(t.text.length * 2, t.at + needed));
+  text.set(t.text.subarray(0, t.at));
+  t.text = text;
+  t.bytes = utf8Buffer(text);
+}
+
+/** Writes `value` as UTF-8 wherever it has non-ASCII text. */
+function putUtf8(t: Target, value: string): void {
+  // Exact length only when the worst case might not fit: counting costs a pass over the string.
+  if (t.at + value.length * MAX_BYTES_PER_UNIT > t.text.length) reserve(t, utf8Length(value));
+  t.at += t.bytes ? t.bytes.utf8Write(value, t.at) : encoder.encodeInto(value, t.text.subarray(t.at)).written;
 }
 
 function put(t: Target, words: Uint32Array, w: number, value: string): void {
-  words[w] = t.at;
-  words[w + 1] = value.length;
-  if (value.length >= NATIVE_COPY_UNITS && t.bytes) {
-    t.bytes.ucs2Write(value, t.at * 2);
-    t.at += value.length;
-  } else {
+  const start = t.at;
+  words[w] = start;
+  if (value.length >= NATIVE_COPY_UNITS) putUtf8(t, value);
+  else {
     const text = t.text;
-    for (let i = 0; i < value.length; i++) text[t.at++] = value.charCodeAt(i);
+    let at = start;
+    let ascii = at + value.length <= text.length;
+    for (let i = 0; ascii && i < value.length; i++) {
+      const unit = value.charCodeAt(i);
+      if (unit < 0x80) text[at++] = unit;
+      else ascii = false;
+    }
+    if (ascii) t.at = at;
+    else putUtf8(t, value);
   }
+  words[w + 1] = t.at - start;
 }
 
 function sandboxUnits(x: SandboxObservation): number {
@@ -110,12 +145,12 @@ export function packSnapshot(s: RuntimeSnapshot): PackedSnapshot {
   const containerNumbers = new BigInt64Array(s.containers.length * CONTAINER_NUMBERS);
   s.sandboxes.forEach((x, i) => writeSandbox(x, t, sandboxes, i, sandboxNumbers));
   s.containers.forEach((c, i) => writeContainer(c, t, containers, i, containerNumbers));
-  return { listedAtMs: s.listedAtMs, text: t.text, sandboxes, sandboxNumbers, containers, containerNumbers, uninspectedPodUids: s.uninspectedPodUids };
+  return { listedAtMs: s.listedAtMs, text: t.text.subarray(0, t.at), sandboxes, sandboxNumbers, containers, containerNumbers, uninspectedPodUids: s.uninspectedPodUids };
 }
 
 /** One object packed on its own: string starts in `words` count from the start of its `text`. */
 export interface PackedSegment {
-  text: Uint16Array;
+  text: Uint8Array;
   words: Uint32Array;
   numbers: BigInt64Array;
 }
@@ -125,7 +160,7 @@ export function packSandbox(x: SandboxObservation): PackedSegment {
   const words = new Uint32Array(SANDBOX_WORDS);
   const numbers = new BigInt64Array(SANDBOX_NUMBERS);
   writeSandbox(x, t, words, 0, numbers);
-  return { text: t.text, words, numbers };
+  return { text: t.text.subarray(0, t.at), words, numbers };
 }
 
 export function packContainer(c: ContainerObservation): PackedSegment {
@@ -133,10 +168,10 @@ export function packContainer(c: ContainerObservation): PackedSegment {
   const words = new Uint32Array(CONTAINER_WORDS);
   const numbers = new BigInt64Array(CONTAINER_NUMBERS);
   writeContainer(c, t, words, 0, numbers);
-  return { text: t.text, words, numbers };
+  return { text: t.text.subarray(0, t.at), words, numbers };
 }
 
-function concat(segments: PackedSegment[], wordsPer: number, numbersPer: number, strings: number, text: Uint16Array, textAt: number) {
+function concat(segments: PackedSegment[], wordsPer: number, numbersPer: number, strings: number, text: Uint8Array, textAt: number) {
   const words = new Uint32Array(segments.length * wordsPer);
   const numbers = new BigInt64Array(segments.length * numbersPer);
   segments.forEach((s, i) => {
@@ -154,7 +189,7 @@ export function assembleSnapshot(listedAtMs: bigint, sandboxes: PackedSegment[],
   let units = 0;
   for (const s of sandboxes) units += s.text.length;
   for (const c of containers) units += c.text.length;
-  const text = new Uint16Array(units);
+  const text = new Uint8Array(units);
   const s = concat(sandboxes, SANDBOX_WORDS, SANDBOX_NUMBERS, SANDBOX_STRINGS, text, 0);
   const c = concat(containers, CONTAINER_WORDS, CONTAINER_NUMBERS, CONTAINER_STRINGS, text, s.textAt);
   return { listedAtMs, text, sandboxes: s.words, sandboxNumbers: s.numbers, containers: c.words, containerNumbers: c.numbers, uninspectedPodUids };

@@ -1,8 +1,8 @@
-// The packed form of a relist (WIT packed-snapshot): flat word and number arrays plus one UTF-16
+// The packed form of a relist (WIT packed-snapshot): flat word and number arrays plus one UTF-8
 // text buffer, read in place. The typed runtime-snapshot is packed into the same form, so that
 // both entry points share one PLEG.
 import { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./model";
-import { unitsEqual } from "./units";
+import { bytesEqual, utf8Equals } from "./units";
 
 export const SANDBOX_WORDS: i32 = 10;
 export const SANDBOX_NUMBERS: i32 = 2;
@@ -39,7 +39,7 @@ export const N_FINISHED: i32 = 3;
 export class PackedSnapshot {
   listedAtMs: u64 = 0;
   textPtr: usize = 0;
-  textUnits: u32 = 0;
+  textBytes: u32 = 0;
   sandboxesPtr: usize = 0;
   sandboxCount: i32 = 0;
   sandboxNumbersPtr: usize = 0;
@@ -60,7 +60,7 @@ export class PackedSnapshot {
     let furthest: u64 = 0;
     furthest = furthestEnd(this.sandboxesPtr, this.sandboxCount, SANDBOX_WORDS, S_ATTEMPT, furthest);
     furthest = furthestEnd(this.containersPtr, this.containerCount, CONTAINER_WORDS, C_ATTEMPT, furthest);
-    assert(furthest <= <u64>this.textUnits, "packed-snapshot: a string lies outside the text");
+    assert(furthest <= <u64>this.textBytes, "packed-snapshot: a string lies outside the text");
   }
 
   @inline sandboxWord(index: i32, word: i32): u32 {
@@ -79,32 +79,32 @@ export class PackedSnapshot {
     return load<i64>(this.containerNumbersPtr + ((<usize>index * <usize>CONTAINER_NUMBERS + <usize>n) << 3));
   }
 
-  /// Address and length (code units) of the string whose (start, length) words are given.
+  /// Address of the string whose (start, length) words are given (both in bytes).
   @inline textAt(start: u32): usize {
-    return this.textPtr + (<usize>start << 1);
+    return this.textPtr + <usize>start;
   }
 
   string(start: u32, length: u32): string {
     if (length == 0) return "";
-    return String.UTF16.decodeUnsafe(this.textAt(start), <usize>length << 1);
+    return String.UTF8.decodeUnsafe(this.textAt(start), <usize>length);
   }
 
   sandboxString(index: i32, word: i32): string {
     return this.string(this.sandboxWord(index, word), this.sandboxWord(index, word + 1));
   }
 
-  /// FNV-1a over a string's code units, four at a time, then mixed.
+  /// FNV-1a over a string's bytes, eight at a time, then mixed.
   rangeHash(start: u32, length: u32): u64 {
     let hash: u64 = 0xcbf29ce484222325;
     let ptr = this.textAt(start);
-    const end = ptr + (<usize>length << 1);
-    // Four code units at a time: ids are long and this runs once per container per relist.
+    const end = ptr + <usize>length;
+    // Eight bytes at a time: ids are long and this runs once per container per relist.
     for (; ptr + 8 <= end; ptr += 8) {
       hash ^= load<u64>(ptr);
       hash *= 0x100000001b3;
     }
-    for (; ptr < end; ptr += 2) {
-      hash ^= <u64>load<u16>(ptr);
+    for (; ptr < end; ptr++) {
+      hash ^= <u64>load<u8>(ptr);
       hash *= 0x100000001b3;
     }
     // Multiplication only carries differences upwards; the table indexes by the low bits, so
@@ -117,14 +117,14 @@ export class PackedSnapshot {
     return hash ^ (hash >> 33);
   }
 
+  /// True when the text's range says `text`, as `string` would read it.
   rangeEquals(text: string, start: u32, length: u32): bool {
-    if (<u32>text.length != length) return false;
-    return this.rawRangeEquals(changetype<usize>(text), start, length);
+    return utf8Equals(text, this.textAt(start), length);
   }
 
-  /// Compares `length` code units at `a` with a range of the text.
+  /// Compares `length` bytes at `a` with a range of the text.
   rawRangeEquals(a: usize, start: u32, length: u32): bool {
-    return unitsEqual(a, this.textAt(start), length);
+    return bytesEqual(a, this.textAt(start), length);
   }
 
   /// Reads again into `c`, the container at `index` as an earlier relist listed it, what can
@@ -218,27 +218,31 @@ export class OwnedPackedSnapshot extends PackedSnapshot {
 }
 
 class TextWriter {
-  units: u32 = 0;
+  bytes: u32 = 0;
   constructor(public ptr: usize) {}
-  /// Writes `text` and its (start, length) words at `words`.
+  /// Writes `text` as UTF-8 and its (start, length) words at `words`.
   put(words: usize, text: string): void {
-    const n = <u32>text.length;
-    memory.copy(this.ptr + (<usize>this.units << 1), changetype<usize>(text), <usize>n << 1);
-    store<u32>(words, this.units);
+    const n = <u32>String.UTF8.encodeUnsafe(changetype<usize>(text), text.length, this.ptr + <usize>this.bytes);
+    store<u32>(words, this.bytes);
     store<u32>(words, n, 4);
-    this.units += n;
+    this.bytes += n;
   }
 }
 
-function textUnits(s: RuntimeSnapshot): usize {
+function utf8Length(text: string): usize {
+  return <usize>String.UTF8.byteLength(text);
+}
+
+function textBytes(s: RuntimeSnapshot): usize {
   let n: usize = 0;
   for (let i = 0; i < s.sandboxes.length; i++) {
     const x = s.sandboxes[i];
-    n += x.id.length + x.podUid.length + x.podName.length + x.podNamespace.length;
+    n += utf8Length(x.id) + utf8Length(x.podUid) + utf8Length(x.podName) + utf8Length(x.podNamespace);
   }
   for (let i = 0; i < s.containers.length; i++) {
     const c = s.containers[i];
-    n += c.id.length + c.sandboxId.length + c.podUid.length + c.name.length + c.image.length + c.specHash.length + c.reason.length + c.message.length;
+    n += utf8Length(c.id) + utf8Length(c.sandboxId) + utf8Length(c.podUid) + utf8Length(c.name) + utf8Length(c.image) +
+      utf8Length(c.specHash) + utf8Length(c.reason) + utf8Length(c.message);
   }
   return n;
 }
@@ -247,9 +251,9 @@ export function packSnapshot(s: RuntimeSnapshot): OwnedPackedSnapshot {
   const p = new OwnedPackedSnapshot();
   p.listedAtMs = s.listedAtMs;
   p.uninspectedPodUids = s.uninspectedPodUids;
-  const units = textUnits(s);
-  p.textPtr = p.alloc(units << 1);
-  p.textUnits = <u32>units;
+  const bytes = textBytes(s);
+  p.textPtr = p.alloc(bytes);
+  p.textBytes = <u32>bytes;
   p.sandboxCount = s.sandboxes.length;
   p.containerCount = s.containers.length;
   p.sandboxesPtr = p.alloc(<usize>p.sandboxCount * <usize>SANDBOX_WORDS * 4);

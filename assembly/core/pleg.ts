@@ -78,7 +78,7 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
 }
 
 /// What the PLEG remembers of one container or sandbox between relists. Unmanaged (allocated
-/// and freed here, followed by the ID's code units): the garbage collector never traces or
+/// and freed here, followed by the ID's UTF-8 bytes): the garbage collector never traces or
 /// write-barriers the table, which holds one of these per container of the node.
 @unmanaged class Entry {
   hash: u64;
@@ -89,7 +89,7 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
   podHash: u64;
   seen: u32;
   state: i32;
-  idUnits: u32;
+  idBytes: u32;
   /// Index in the last relist's list of its kind (sandboxes or containers).
   position: u32;
 
@@ -102,7 +102,7 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
   }
 
   idString(): string {
-    return String.UTF16.decodeUnsafe(this.idPtr, <usize>this.idUnits << 1);
+    return String.UTF8.decodeUnsafe(this.idPtr, <usize>this.idBytes);
   }
 }
 
@@ -214,7 +214,7 @@ export class Pleg {
   private previous: usize = 0;
   private previousBytes: usize = 0;
   private previousKept: bool = false;
-  private previousTextUnits: u32 = 0;
+  private previousTextBytes: u32 = 0;
   private previousSandboxes: i32 = -1;
   private previousContainers: i32 = -1;
   /// Objects of the relist in progress not found where the last relist listed them.
@@ -376,10 +376,10 @@ export class Pleg {
       const c = load<u64>(this.table + (<usize>(hash & mask) << 3));
       if (cellTag(c) != <u32>(hash >> 32)) continue;
       const e = changetype<Entry>(cellEntry(c));
-      // The entry's header, every cache line of its ID (IDs are long: 64 units are two or
-      // three lines) and its pod slot.
+      // The entry's header, every cache line of its ID (IDs are long: 64 bytes are one or
+      // two lines) and its pod slot.
       sink ^= e.hash ^ <u64>load<u32>(e.pod);
-      const end = e.idPtr + (<usize>e.idUnits << 1);
+      const end = e.idPtr + <usize>e.idBytes;
       for (let at = e.idPtr; at < end; at += 64) sink ^= <u64>load<u8>(at);
       sink ^= <u64>load<u8>(end - 1);
     }
@@ -387,7 +387,7 @@ export class Pleg {
   }
 
   private sameAsPrevious(p: PackedSnapshot): bool {
-    if (p.textUnits != this.previousTextUnits || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
+    if (p.textBytes != this.previousTextBytes || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
     const regions = regionsOf(p);
     // Numbers and words first: a change of state or time shows there, and the text is the bulk.
     for (let k = 0; k < 5; k++) {
@@ -414,7 +414,7 @@ export class Pleg {
       at += size;
     }
     this.previousKept = true;
-    this.previousTextUnits = p.textUnits;
+    this.previousTextBytes = p.textBytes;
     this.previousSandboxes = p.sandboxCount;
     this.previousContainers = p.containerCount;
   }
@@ -459,7 +459,7 @@ export class Pleg {
     let ptr: usize = 0;
     if (cellTag(hint) == <u32>(hash >> 32)) {
       const h = changetype<Entry>(cellEntry(hint));
-      if (h.hash == hash && h.seen != generation && h.seen != DETACHED && h.idUnits == idLength && p.rawRangeEquals(h.idPtr, idStart, idLength)) {
+      if (h.hash == hash && h.seen != generation && h.seen != DETACHED && h.idBytes == idLength && p.rawRangeEquals(h.idPtr, idStart, idLength)) {
         ptr = changetype<usize>(h);
       }
     }
@@ -488,7 +488,7 @@ export class Pleg {
         this.slots.set(uid, slot);
       }
       slot.entryCount++;
-      ptr = heap.alloc(offsetof<Entry>() + (<usize>idLength << 1));
+      ptr = heap.alloc(offsetof<Entry>() + <usize>idLength);
       const e = changetype<Entry>(ptr);
       e.hash = hash;
       e.podHash = podHash;
@@ -496,9 +496,9 @@ export class Pleg {
       e.pod = changetype<usize>(slot);
       e.seen = 0;
       e.state = PlegState.NonExistent;
-      e.idUnits = idLength;
+      e.idBytes = idLength;
       e.position = NEW_POSITION;
-      memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength << 1);
+      memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength);
       this.link(ptr);
       this.touch(slot, generation, diff);
       slot.changed = true;
@@ -675,7 +675,7 @@ function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: 
   while (c != 0) {
     if (cellTag(c) == tag) {
       const e = changetype<Entry>(cellEntry(c));
-      if (e.hash == hash && e.idUnits == length && p.rawRangeEquals(e.idPtr, start, length)) return changetype<usize>(e);
+      if (e.hash == hash && e.idBytes == length && p.rawRangeEquals(e.idPtr, start, length)) return changetype<usize>(e);
     }
     i = (i + 1) & mask;
     c = load<u64>(table + (<usize>i << 3));
@@ -705,7 +705,7 @@ const COMPARE_ORDER: StaticArray<i32> = [4, 2, 3, 1, 0];
 function regionsOf(p: PackedSnapshot): Regions {
   const r = REGIONS;
   unchecked((r.pointers[0] = p.textPtr));
-  unchecked((r.sizes[0] = <usize>p.textUnits << 1));
+  unchecked((r.sizes[0] = <usize>p.textBytes));
   unchecked((r.pointers[1] = p.sandboxesPtr));
   unchecked((r.sizes[1] = (<usize>p.sandboxCount * <usize>SANDBOX_WORDS) << 2));
   unchecked((r.pointers[2] = p.sandboxNumbersPtr));

@@ -1,4 +1,4 @@
-// Comparing UTF-16 text in linear memory without making strings of it.
+// Comparing text in linear memory without making strings of it.
 
 /// True when the `length` UTF-16 code units at `a` and at `b` are the same. Eight bytes at a time
 /// with unaligned loads (packed text is 2-byte aligned only; the standard memory.compare falls
@@ -8,4 +8,32 @@ export function unitsEqual(a: usize, b: usize, length: u32): bool {
   for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
   for (; a < end; a += 2, b += 2) if (load<u16>(a) != load<u16>(b)) return false;
   return true;
+}
+
+/// True when the `length` bytes at `a` and at `b` are the same, eight at a time (unaligned).
+export function bytesEqual(a: usize, b: usize, length: u32): bool {
+  const end = a + <usize>length;
+  for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
+  for (; a < end; a++, b++) if (load<u8>(a) != load<u8>(b)) return false;
+  return true;
+}
+
+/// True when the `length` UTF-8 bytes at `bytes` read as `text` (as String.UTF8.decodeUnsafe
+/// reads them). Text that is ASCII on both sides, nearly all of a relist's, is compared byte
+/// against code unit; anything else is decoded and compared.
+export function utf8Equals(text: string, bytes: usize, length: u32): bool {
+  const units = <u32>text.length;
+  // A code unit takes at least one byte (a malformed byte reads as one unit).
+  if (units > length) return false;
+  const s = changetype<usize>(text);
+  if (units == length) {
+    for (let i: usize = 0; i < <usize>length; i++) {
+      const b = <u32>load<u8>(bytes + i);
+      if (b >= 0x80) return String.UTF8.decodeUnsafe(bytes, <usize>length) == text;
+      if (b != <u32>load<u16>(s + (i << 1))) return false;
+    }
+    return true;
+  }
+  // Fewer units than bytes: only non-ASCII text can match.
+  return String.UTF8.decodeUnsafe(bytes, <usize>length) == text;
 }

@@ -324,3 +324,55 @@ describe("Pleg.dispose", () => {
     pleg.dispose();
   });
 });
+
+function packedWith(id: string, podUid: string): RuntimeSnapshot {
+  const s = new RuntimeSnapshot();
+  const c = new ContainerObservation();
+  c.id = id;
+  c.sandboxId = "s";
+  c.podUid = podUid;
+  c.name = "app";
+  c.state = ContainerState.Running;
+  s.containers = [c];
+  return s;
+}
+
+describe("packed text (UTF-8)", () => {
+  it("reads back every string as written, ASCII or not", () => {
+    const ids = ["plain-ascii-id-longer-than-eight", "ü", "naïve-ünïcode-🚀-id", ""];
+    for (let i = 0; i < ids.length; i++) {
+      const packed = packSnapshot(packedWith(ids[i], "pod-é"));
+      expect(packed.string(packed.containerWord(0, 0), packed.containerWord(0, 1))).toBe(ids[i]);
+      expect(packed.rangeEquals(ids[i], packed.containerWord(0, 0), packed.containerWord(0, 1))).toBe(true);
+      expect(packed.rangeEquals("pod-é", packed.containerWord(0, 4), packed.containerWord(0, 5))).toBe(true);
+      packed.free();
+    }
+  });
+
+  it("tells apart strings that differ in one byte, in length, or only beyond ASCII", () => {
+    const packed = packSnapshot(packedWith("abcdefghij-ü", "pod"));
+    const start = packed.containerWord(0, 0);
+    const length = packed.containerWord(0, 1);
+    expect(length).toBe(13);
+    expect(packed.rangeEquals("abcdefghij-u", start, length)).toBe(false);
+    expect(packed.rangeEquals("abcdefghij-ü!", start, length)).toBe(false);
+    expect(packed.rangeEquals("abcdefghij-", start, length)).toBe(false);
+    // 13 code units of ASCII against 13 bytes with two beyond ASCII: same length, other text.
+    expect(packed.rangeEquals("abcdefghij-uu", start, length)).toBe(false);
+    expect(packed.rangeEquals("abcdefghij-ü", start, length)).toBe(true);
+    packed.free();
+  });
+
+  it("keeps a container found by its UTF-8 ID across relists (no spurious events)", () => {
+    const pleg = new Pleg();
+    const c = new ContainerObservation();
+    c.id = "naïve-ünïcode-🚀-id";
+    c.sandboxId = "s";
+    c.podUid = "pod-é";
+    c.name = "app";
+    c.state = ContainerState.Running;
+    expect(relist(pleg, [], [c]).length).toBe(1);
+    expect(relist(pleg, [], [c]).length).toBe(0);
+    pleg.dispose();
+  });
+});

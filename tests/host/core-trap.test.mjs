@@ -7,10 +7,10 @@ import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core.j
 
 const broken = () => ({
   listedAtMs: 5n,
-  text: new Uint16Array([0x61, 0x62]),
+  text: new Uint8Array([0x61, 0x62]),
   sandboxes: new Uint32Array([0, 2, 0, 2, 0, 1, 0, 1, /* attempt */ 0, /* flags */ 1]),
   sandboxNumbers: new BigInt64Array([0n, 0n]),
-  // The container's id claims 50 code units of a 2-unit text.
+  // The container's id claims 50 bytes of a 2-byte text.
   containers: new Uint32Array([0, 50, 0, 2, 0, 2, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1]),
   containerNumbers: new BigInt64Array([0n, 0n, 0n, 0n]),
   uninspectedPodUids: [],

@@ -39,12 +39,15 @@ class Node {
     return "";
   }
   exitAll(now, code) {
-    for (const c of this.containers) if (c.state === "running") Object.assign(c, { state: "exited", exitCode: code, reason: code ? "Error" : "Completed", finishedAtNs: BigInt(now) * 1_000_000n });
+    for (const c of this.containers) if (c.state === "running") Object.assign(c, { state: "exited", exitCode: code, reason: code ? "Error" : "Completed", message: EXIT_MESSAGE, finishedAtNs: BigInt(now) * 1_000_000n });
   }
   snapshot(now) {
     return { listedAtMs: BigInt(now), sandboxes: this.sandboxes.map((s) => ({ ...s })), containers: this.containers.map((c) => ({ ...c })), uninspectedPodUids: [] };
   }
 }
+
+/** Beyond ASCII, long and short: the packed text is UTF-8, the typed one the core's own strings. */
+const EXIT_MESSAGE = `exit ✗ — ünï ${"é".repeat(20)} 🚀`;
 
 const strip = (actions) => JSON.stringify(actions, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 
@@ -58,6 +61,7 @@ test("typed and packed relists drive the core to identical actions", async () =>
   typed.handlePods(now, pods);
   packed.handlePods(now, pods);
   let compared = 0;
+  let sawMessage = false;
   for (let step = 0; step < 400; step++) {
     now += 250;
     if (step === 40) {
@@ -88,7 +92,9 @@ test("typed and packed relists drive the core to identical actions", async () =>
     }
     assert.equal(strip(packed.last), strip(typed.last), `step ${step}`);
     compared += typed.last.length;
+    if (strip(packed.last).includes(EXIT_MESSAGE)) sawMessage = true;
   }
+  assert.ok(sawMessage, "a status carried the exit message read from the packed text");
   assert.ok(compared > 30, `the scenario produced ${compared} actions`);
   assert.equal(nodeB.sandboxes.length, 1, "only the kept pod remains");
 });
@@ -105,7 +111,7 @@ test("packing objects one by one and laying them end to end gives the bytes of a
   const whole = packSnapshot({ listedAtMs: 9n, sandboxes, containers, uninspectedPodUids: ["uid-2"] });
   const laid = assembleSnapshot(9n, sandboxes.map(packSandbox), containers.map(packContainer), ["uid-2"]);
   for (const key of ["text", "sandboxes", "sandboxNumbers", "containers", "containerNumbers"]) assert.deepEqual([...laid[key]], [...whole[key]], key);
-  assert.equal(String.fromCharCode(...whole.text.slice(whole.containers[14], whole.containers[14] + whole.containers[15])), containers[0].message);
+  assert.equal(new TextDecoder().decode(whole.text.slice(whole.containers[14], whole.containers[14] + whole.containers[15])), containers[0].message);
 });
 
 test("the packer keeps every state, any exit code and text beyond ASCII, short or long", () => {
@@ -115,7 +121,7 @@ test("the packer keeps every state, any exit code and text beyond ASCII, short o
     exitCode: [-1, 0, 255, 300][i], reason: "", message: i === 2 ? long : "", createdAtNs: 1n, startedAtNs: 2n, finishedAtNs: 3n,
   }));
   const packed = packSnapshot({ listedAtMs: 1n, sandboxes: [], containers, uninspectedPodUids: [] });
-  const text = (start, length) => String.fromCharCode(...packed.text.subarray(start, start + length));
+  const text = (start, length) => new TextDecoder().decode(packed.text.subarray(start, start + length));
   assert.deepEqual([0, 1, 2, 3].map((i) => packed.containers[i * 18 + 17]), [0, 1, 2, 3]);
   assert.deepEqual([0, 1, 2, 3].map((i) => packed.containerNumbers[i * 4]), [-1n, 0n, 255n, 300n]);
   assert.equal(text(packed.containers[2 * 18 + 14], packed.containers[2 * 18 + 15]), long);
