@@ -26,7 +26,7 @@ import { sysctlRefusal } from "./pod-runtime/ports-and-sysctls.js";
 import { NODE_AFFINITY_MESSAGE, matchesNode } from "./pod-runtime/node-affinity.js";
 import type { Logger } from "./log.js";
 import { PodTable } from "./pod-table.js";
-import { Relister } from "./relist.js";
+import { Relister, type RelistCounts } from "./relist.js";
 import type { Runtime } from "./cri/runtime.js";
 import type { TaskExit } from "./cri/runtime-events.js";
 import { removePodCgroups } from "./node/cgroups.js";
@@ -52,7 +52,7 @@ export interface AgentLoopOptions {
   /** Called with every action the core emits (tests and recording). */
   onAction?: (action: PlannedAction) => void;
   /** A relist succeeded: when it started and ended (ms), and what it saw (PLEG metrics). */
-  onRelist?: (startMs: number, endMs: number, snapshot: RuntimeSnapshot) => void;
+  onRelist?: (startMs: number, endMs: number, counts: RelistCounts) => void;
   /** A trapped core was replaced: its successor numbers pod status versions from 1 again. */
   onCoreReplaced?: () => void;
   /**
@@ -645,7 +645,7 @@ export class AgentLoop {
   /** Where a probe or hook without a host connects: the pod's IP, or the node's (host network). */
   private probeTargetIp(podUid: string): string {
     const sandbox = this.lastSnapshot?.sandboxes.find((s) => s.podUid === podUid && s.state === "ready");
-    return (sandbox && this.relister.sandboxIps.get(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
+    return (sandbox && this.relister.sandboxIp(sandbox.id)) || this.options.nodeIp || "127.0.0.1";
   }
 
   /** Runs one probe beside everything else; its outcome goes to the core at the next pump. */
@@ -727,12 +727,14 @@ export class AgentLoop {
     this.relisting = true;
     try {
       const startMs = this.nowMs();
-      const snapshot = await this.relister.relist();
+      const relist = await this.relister.relist();
+      const snapshot = relist.snapshot;
       this.lastRelistOkMs = this.nowMs();
-      this.options.onRelist?.(startMs, this.lastRelistOkMs, snapshot);
+      this.options.onRelist?.(startMs, this.lastRelistOkMs, relist.counts);
       this.lastSnapshot = snapshot;
       if (!this.stopped) {
-        this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot));
+        // Packed as the runtime answered; the snapshot's lists are made only if a reader asks.
+        this.withCore((core) => core.handleSnapshot(this.nowMs(), snapshot, relist.packed));
         this.checkpointBackOffs();
       }
       this.cleanupOrphanedPodDirs(snapshot);
@@ -757,7 +759,7 @@ export class AgentLoop {
 
   /** The IP of a sandbox, as the runtime told it. */
   podIpOf(sandboxId: string): string | undefined {
-    return this.relister.sandboxIps.get(sandboxId) || undefined;
+    return this.relister.sandboxIp(sandboxId) || undefined;
   }
 
   stop(): void {

@@ -1,16 +1,13 @@
 // One relist: ListPodSandbox + ListContainers (nanolet's label only), plus ContainerStatus for
 // containers whose exit code or start time is not known yet. Exited containers never change, so
-// their details are cached by ID; a relist of a steady node makes exactly two calls.
-import type { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./core-types.js";
-import {
-  ANNOTATION_GRACE_PERIOD,
-  ANNOTATION_SPEC_HASH,
-  ContainerDetail,
-  ContainerInfo,
-  LABEL_MANAGED_BY,
-  LABEL_POD_UID,
-  Runtime,
-} from "./cri/runtime.js";
+// their details are cached by ID; a relist of a steady node makes exactly two calls. The two
+// answers are not decoded: they are scanned (cri/list-scanning.ts) and packed for the core as
+// they came (relist-wire-packing.ts); host records of them are made only if something reads them.
+import type { PackedSnapshot, RuntimeSnapshot } from "./core-types.js";
+import { ContainerDetail, LABEL_MANAGED_BY, Runtime } from "./cri/runtime.js";
+import { CONTAINER_ROW, CR_ID, CR_STATE, CR_UID_LABEL, ContainerRows, SANDBOX_ROW, SR_ID, SR_READY, SandboxRows } from "./cri/list-scanning.js";
+import { STATE_NAMES, lazySnapshot } from "./relist-observations.js";
+import { WirePacker } from "./relist-wire-packing.js";
 
 import type { TaskExit } from "./cri/runtime-events.js";
 import { terminationMessage } from "./logs/termination-message.js";
@@ -34,6 +31,35 @@ interface PushedExit {
   listedIn: number;
 }
 
+/** CRI container states as the scanned rows carry them. */
+const CREATED = 0;
+const RUNNING = 1;
+const EXITED = 2;
+const UNKNOWN = 3;
+
+/** What one relist saw. */
+export interface Relist {
+  /** For the core (handle-relist-packed); valid until the next relist. */
+  packed: PackedSnapshot;
+  /** The same relist as host records, made when first read. */
+  snapshot: RuntimeSnapshot;
+  counts: RelistCounts;
+}
+
+/** How many sandboxes are ready and how many containers are in each state (metrics). */
+export interface RelistCounts {
+  readySandboxes: number;
+  containers: Record<"created" | "running" | "exited" | "unknown", number>;
+}
+
+function countOf(sandboxes: SandboxRows, states: Uint8Array): RelistCounts {
+  let readySandboxes = 0;
+  for (let i = 0; i < sandboxes.count; i++) if (sandboxes.rows[i * SANDBOX_ROW + SR_READY]) readySandboxes++;
+  const byState = [0, 0, 0, 0];
+  for (const state of states) byState[state]!++;
+  return { readySandboxes, containers: { created: byState[0]!, running: byState[1]!, exited: byState[2]!, unknown: byState[3]! } };
+}
+
 /** What containerd's task-exit event (and an OOM event before it) says of an exit. */
 export interface AnnouncedExit extends TaskExit {
   oomKilled: boolean;
@@ -49,13 +75,19 @@ interface Known {
 export class Relister {
   /** Details by container ID, kept while the container is listed in the same state. */
   private known = new Map<string, Known>();
-  /** Pod IP by sandbox ID, asked once per new ready sandbox (PodSandboxStatus): the status's podIP. */
-  readonly sandboxIps = new Map<string, string>();
+  /**
+   * Pod IP by sandbox ID, asked once per new ready sandbox (PodSandboxStatus: the status's podIP),
+   * and the relist that last listed the sandbox.
+   */
+  private sandboxes = new Map<string, { ip: string; listedIn: number }>();
   /** The containers of the last relist, and their image references by ID once asked (imageRefOf). */
-  private lastContainers: ContainerInfo[] = [];
+  private lastContainers: ContainerRows | undefined;
+  private lastContainerIds: string[] = [];
+  private packer = new WirePacker();
   /** Exits containerd announced that the CRI does not show yet, by container ID. */
   private pushedExits = new Map<string, PushedExit>();
-  private imageRefs: Map<string, string> | undefined;
+  /** Index in the last relist by container ID, made when imageRefOf first asks. */
+  private imageRefs: Map<string, number> | undefined;
   private relists = 0;
 
   constructor(
@@ -96,12 +128,16 @@ export class Relister {
 
   /** The image digest reference (CRI `image_ref`) of a container the last relist listed. */
   imageRefOf(containerId: string): string | undefined {
-    if (!this.imageRefs) {
-      // Built on first use after each relist: status updates ask, a steady relist does not.
-      this.imageRefs = new Map();
-      for (const c of this.lastContainers) if (c.imageRef) this.imageRefs.set(c.id, c.imageRef);
-    }
-    return this.imageRefs.get(containerId);
+    // Indexed on first use after each relist (status updates ask, a steady relist does not);
+    // only the containers asked about are read again from the answer.
+    this.imageRefs ??= new Map(this.lastContainerIds.map((id, i) => [id, i]));
+    const i = this.imageRefs.get(containerId);
+    return i === undefined || !this.lastContainers ? undefined : this.lastContainers.infoAt(i).imageRef;
+  }
+
+  /** The IP of a sandbox the last relists listed, as the runtime told it ("" on the host's network). */
+  sandboxIp(sandboxId: string): string | undefined {
+    return this.sandboxes.get(sandboxId)?.ip;
   }
 
   /** What the container wrote to its termination message file enriches the runtime's message. */
@@ -111,118 +147,115 @@ export class Relister {
     if (written) detail.message = detail.message ? `${detail.message}: ${written}` : written;
   }
 
-  async relist(): Promise<RuntimeSnapshot> {
+  /**
+   * One relist. Its packed form, for the core, is valid until the next relist (its text buffer
+   * is reused); its snapshot, for the host's own readers, is made when first read.
+   */
+  async relist(): Promise<Relist> {
     const listedAtMs = this.nowMs();
     const [sandboxes, containers] = await Promise.all([
-      this.runtime.listPodSandboxes(MANAGED_SELECTOR),
-      this.runtime.listContainers(MANAGED_SELECTOR),
+      this.runtime.scanPodSandboxes(MANAGED_SELECTOR),
+      this.runtime.scanContainers(MANAGED_SELECTOR),
     ]);
     const relist = ++this.relists;
     const uninspected = new Set<string>();
-    // One lookup per container: the details known for it, marked as listed by this relist.
-    const knownOf: (Known | undefined)[] = new Array(containers.length);
+    const count = containers.count;
+    const rows = containers.rows;
+    // The only strings a relist makes of the containers' answer: their IDs, to find what is
+    // known of each (one lookup per container, which also marks it as listed by this relist).
+    const ids: string[] = new Array(count);
+    const knownOf: (Known | undefined)[] = new Array(count);
+    const states = new Uint8Array(count);
     const toInspect: number[] = [];
-    for (let i = 0; i < containers.length; i++) {
-      const c = containers[i]!;
-      const known = this.known.get(c.id);
+    for (let i = 0; i < count; i++) {
+      const id = containers.string(i, CR_ID, CONTAINER_ROW);
+      ids[i] = id;
+      const stateCode = rows[i * CONTAINER_ROW + CR_STATE]!;
+      states[i] = stateCode;
+      const known = this.known.get(id);
       if (known) known.listedIn = relist;
       knownOf[i] = known;
-      if (c.state === "created" || c.state === "unknown") continue;
-      if (!known || known.state !== c.state) toInspect.push(i);
+      if (stateCode === CREATED || stateCode === UNKNOWN) continue;
+      if (!known || known.state !== STATE_NAMES[stateCode]) toInspect.push(i);
     }
     for (let k = 0; k < toInspect.length; k += INSPECT_CONCURRENCY) {
       await Promise.all(
         toInspect.slice(k, k + INSPECT_CONCURRENCY).map(async (i) => {
-          const c = containers[i]!;
+          const id = ids[i]!;
           try {
-            const detail = await this.runtime.containerStatus(c.id);
-            this.enrich(detail, c.annotations);
+            const detail = await this.runtime.containerStatus(id);
+            this.enrich(detail, containers.infoAt(i).annotations);
             const known = { state: detail.state, detail, listedIn: relist };
-            this.known.set(c.id, known);
+            this.known.set(id, known);
             knownOf[i] = known;
           } catch {
             // Removed between the list and the status call, or the runtime failed: the core
             // keeps this pod's previous view and we look again next relist.
-            uninspected.add(c.labels[LABEL_POD_UID] ?? "");
+            uninspected.add(containers.string(i, CR_UID_LABEL, CONTAINER_ROW));
           }
         }),
       );
     }
-    await this.learnSandboxIps(sandboxes.filter((s) => s.state === "ready" && !this.sandboxIps.has(s.id)).map((s) => s.id));
-    const listedSandboxes = new Set(sandboxes.map((s) => s.id));
-    for (const id of this.sandboxIps.keys()) if (!listedSandboxes.has(id)) this.sandboxIps.delete(id);
+    await this.learnSandboxIps(sandboxes, relist);
     // Containers this relist did not list are gone (details remembered while it ran wait for the next).
     for (const [id, known] of this.known) if (known.listedIn < relist) this.known.delete(id);
     this.lastContainers = containers;
+    this.lastContainerIds = ids;
     this.imageRefs = undefined;
 
-    const sandboxObservations: SandboxObservation[] = sandboxes.map((s) => {
-      const grace = s.annotations[ANNOTATION_GRACE_PERIOD];
-      return {
-        id: s.id,
-        podUid: s.labels[LABEL_POD_UID] ?? s.podUid,
-        podName: s.podName,
-        podNamespace: s.podNamespace,
-        attempt: s.attempt,
-        state: s.state,
-        createdAtNs: s.createdAtNs,
-        terminationGracePeriodSeconds: grace !== undefined && /^\d+$/.test(grace) ? BigInt(grace) : undefined,
-      };
-    });
-    const containerObservations: ContainerObservation[] = new Array(containers.length);
+    const details: (ContainerDetail | undefined)[] = new Array(count);
     const pushedExits = this.pushedExits.size > 0 ? this.pushedExits : undefined;
-    for (let i = 0; i < containers.length; i++) {
-      const c = containers[i]!;
+    for (let i = 0; i < count; i++) {
       const known = knownOf[i];
-      let detail = known && known.state === c.state ? known.detail : undefined;
-      let state = c.state;
-      const pushed = pushedExits?.get(c.id);
-      if (pushed) {
-        pushed.listedIn = relist;
-        if (c.state === "running" && listedAtMs - pushed.atMs < PUSHED_EXIT_TRUST_MS) {
-          state = "exited";
-          detail = pushed.detail;
-        } else {
-          // The CRI shows the exit now (or, long after, still does not: it is believed).
-          pushedExits!.delete(c.id);
-        }
-      }
       // A container whose details could not be read is still listed, as the runtime listed it:
       // the PLEG sees its state, and the core keeps its pod's old view (the pod is uninspected).
-      containerObservations[i] = {
-        id: c.id,
-        sandboxId: c.sandboxId,
-        podUid: c.labels[LABEL_POD_UID] ?? "",
-        name: c.name,
-        attempt: c.attempt,
-        state,
-        image: c.image,
-        specHash: c.annotations[ANNOTATION_SPEC_HASH] ?? "",
-        exitCode: detail?.exitCode ?? 0,
-        reason: detail?.reason ?? "",
-        message: detail?.message ?? "",
-        createdAtNs: c.createdAtNs,
-        startedAtNs: detail?.startedAtNs ?? 0n,
-        finishedAtNs: detail?.finishedAtNs ?? 0n,
-      };
+      details[i] = known && known.state === STATE_NAMES[states[i]!] ? known.detail : undefined;
+      const pushed = pushedExits?.get(ids[i]!);
+      if (pushed) {
+        pushed.listedIn = relist;
+        if (states[i] === RUNNING && listedAtMs - pushed.atMs < PUSHED_EXIT_TRUST_MS) {
+          states[i] = EXITED;
+          details[i] = pushed.detail;
+        } else {
+          // The CRI shows the exit now (or, long after, still does not: it is believed).
+          pushedExits!.delete(ids[i]!);
+        }
+      }
     }
     if (pushedExits) for (const [id, pushed] of pushedExits) if (pushed.listedIn < relist) pushedExits.delete(id);
     uninspected.delete("");
-    return { listedAtMs: BigInt(listedAtMs), sandboxes: sandboxObservations, containers: containerObservations, uninspectedPodUids: [...uninspected].sort() };
+    const uninspectedPodUids = [...uninspected].sort();
+    const facts = { states, details };
+    return {
+      packed: this.packer.pack(BigInt(listedAtMs), sandboxes, containers, facts, uninspectedPodUids),
+      snapshot: lazySnapshot(BigInt(listedAtMs), sandboxes, containers, ids, facts, uninspectedPodUids),
+      counts: countOf(sandboxes, states),
+    };
   }
 
-  /** A failed status call leaves the IP unknown; the next relist asks again. */
-  private async learnSandboxIps(ids: string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += INSPECT_CONCURRENCY) {
+  /**
+   * Asks the IP of each new ready sandbox (PodSandboxStatus); forgets sandboxes no longer
+   * listed. A failed status call leaves the IP unknown; the next relist asks again.
+   */
+  private async learnSandboxIps(sandboxes: SandboxRows, relist: number): Promise<void> {
+    const ask: string[] = [];
+    for (let i = 0; i < sandboxes.count; i++) {
+      const id = sandboxes.string(i, SR_ID, SANDBOX_ROW);
+      const known = this.sandboxes.get(id);
+      if (known) known.listedIn = relist;
+      else if (sandboxes.rows[i * SANDBOX_ROW + SR_READY]) ask.push(id);
+    }
+    for (let i = 0; i < ask.length; i += INSPECT_CONCURRENCY) {
       await Promise.all(
-        ids.slice(i, i + INSPECT_CONCURRENCY).map(async (id) => {
+        ask.slice(i, i + INSPECT_CONCURRENCY).map(async (id) => {
           try {
-            this.sandboxIps.set(id, await this.runtime.podSandboxIp(id));
+            this.sandboxes.set(id, { ip: await this.runtime.podSandboxIp(id), listedIn: relist });
           } catch {
             // not now
           }
         }),
       );
     }
+    for (const [id, known] of this.sandboxes) if (known.listedIn < relist) this.sandboxes.delete(id);
   }
 }

@@ -1,6 +1,9 @@
 // An in-memory CRI runtime with the real lifecycle and state names, for host unit tests (and
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
+import * as protoLoader from "@grpc/proto-loader";
+import { CRI_PROTO_PATH } from "../asset-paths.js";
 import type { RegistryAuth } from "./pull-secrets.js";
+import { ContainerRows, SandboxRows, scanContainerList, scanSandboxList } from "./list-scanning.js";
 import {
   ContainerConfig,
   ContainerResources,
@@ -30,6 +33,23 @@ interface FakeContainer extends ContainerDetail {
   /** Exited, but not shown yet (exitUnseen): the exit a later stop or showExit makes seen. */
   unseenExit?: { exitCode: number; reason: string };
 }
+
+type Serialize = (message: object) => Buffer;
+let listSerializers: { sandboxes: Serialize; containers: Serialize } | undefined;
+
+/**
+ * The list answers as a real runtime would send them, encoded by protobufjs from the CRI proto
+ * (an encoder independent of nanolet's own scanner), loaded on first use.
+ */
+function serializers(): { sandboxes: Serialize; containers: Serialize } {
+  if (!listSerializers) {
+    const service = protoLoader.loadSync(CRI_PROTO_PATH, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"] as unknown as Record<string, { responseSerialize: Serialize }>;
+    listSerializers = { sandboxes: service.ListPodSandbox!.responseSerialize, containers: service.ListContainers!.responseSerialize };
+  }
+  return listSerializers;
+}
+
+const CRI_CONTAINER_STATES = { created: "CONTAINER_CREATED", running: "CONTAINER_RUNNING", exited: "CONTAINER_EXITED", unknown: "CONTAINER_UNKNOWN" };
 
 function matches(labels: Record<string, string>, selector: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -119,6 +139,14 @@ export class FakeRuntime implements Runtime {
     return [...this.sandboxes.values()].filter((s) => matches(s.labels, selector)).map(({ config, ...info }) => ({ ...info }));
   }
 
+  async scanPodSandboxes(selector: Record<string, string>): Promise<SandboxRows> {
+    const items = (await this.listPodSandboxes(selector)).map((s) => ({
+      id: s.id, metadata: { name: s.podName, uid: s.podUid, namespace: s.podNamespace, attempt: s.attempt },
+      state: s.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY", createdAt: String(s.createdAtNs), labels: s.labels, annotations: s.annotations,
+    }));
+    return scanSandboxList(serializers().sandboxes({ items }));
+  }
+
   async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
     this.record("CreateContainer", config.name);
     const sandbox = this.sandboxes.get(sandboxId);
@@ -196,6 +224,14 @@ export class FakeRuntime implements Runtime {
       .map(({ id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations }) => ({
         id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations,
       }));
+  }
+
+  async scanContainers(selector: Record<string, string>): Promise<ContainerRows> {
+    const containers = (await this.listContainers(selector)).map((c) => ({
+      id: c.id, podSandboxId: c.sandboxId, metadata: { name: c.name, attempt: c.attempt }, image: { image: c.image }, imageRef: c.imageRef ?? "",
+      state: CRI_CONTAINER_STATES[c.state], createdAt: String(c.createdAtNs), labels: c.labels, annotations: c.annotations,
+    }));
+    return scanContainerList(serializers().containers({ containers }));
   }
 
   async containerStatus(id: string): Promise<ContainerDetail> {

@@ -27,6 +27,7 @@ import {
 import { CRI_PROTO_PATH } from "../asset-paths.js";
 import { bytesField } from "../proto-wire.js";
 import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
+import { ContainerRows, SandboxRows, scanContainerList, scanSandboxList } from "./list-scanning.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
@@ -183,6 +184,10 @@ export class GrpcRuntime implements Runtime {
     return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, decodeSandboxList);
   }
 
+  async scanPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxRows> {
+    return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, scanSandboxList);
+  }
+
   async createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string> {
     const r = await this.call(this.runtimeClient, "CreateContainer", {
       podSandboxId: sandboxId,
@@ -229,6 +234,10 @@ export class GrpcRuntime implements Runtime {
 
   async listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]> {
     return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, decodeContainerList);
+  }
+
+  async scanContainers(labelSelector: Record<string, string>): Promise<ContainerRows> {
+    return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, scanContainerList);
   }
 
   async containerStatus(id: string): Promise<ContainerDetail> {

@@ -66,7 +66,7 @@ function cachedKey(bytes: Utf8Buffer, start: number, end: number): string {
 }
 
 /** A cursor over one message's bytes. */
-class Reader {
+export class Reader {
   at: number;
   constructor(
     readonly bytes: Utf8Buffer,
@@ -104,6 +104,32 @@ class Reader {
       if (bytes[this.at++]! < 0x80) return value % 2 ** 32;
     }
     return this.fail("varint longer than 10 bytes");
+  }
+
+  /**
+   * A 64-bit varint's two 32-bit halves (two's complement, as an int64 lies in memory), into
+   * `into[at]` (low) and `into[at + 1]` (high): no BigInt made.
+   */
+  int64Halves(into: Uint32Array, at: number): void {
+    const bytes = this.bytes;
+    let low = 0;
+    let high = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.at >= this.end) this.fail("truncated varint");
+      const byte = bytes[this.at++]!;
+      const bits = byte & 0x7f;
+      if (i < 4) low += bits * SEVEN_BIT_PLACES[i]!;
+      else if (i === 4) {
+        low += (bits & 0x0f) * 2 ** 28;
+        high += bits >> 4;
+      } else high += bits * HIGH_PLACES[i - 5]!;
+      if (byte < 0x80) {
+        into[at] = low;
+        into[at + 1] = high % 2 ** 32;
+        return;
+      }
+    }
+    this.fail("varint longer than 10 bytes");
   }
 
   /** A 64-bit varint read as a signed integer (int64). */
@@ -198,7 +224,7 @@ class Reader {
   }
 }
 
-function readContainer(r: Reader): ContainerInfo {
+export function readContainer(r: Reader): ContainerInfo {
   const c: ContainerInfo = { id: "", sandboxId: "", name: "", attempt: 0, image: "", imageRef: undefined, state: "created", createdAtNs: 0n, labels: {}, annotations: {} };
   while (r.at < r.end) {
     const tag = r.uint32();
@@ -253,7 +279,7 @@ function readContainer(r: Reader): ContainerInfo {
   return c;
 }
 
-function readSandbox(r: Reader): SandboxInfo {
+export function readSandbox(r: Reader): SandboxInfo {
   const s: SandboxInfo = { id: "", podUid: "", podName: "", podNamespace: "", attempt: 0, state: "ready", createdAtNs: 0n, labels: {}, annotations: {} };
   while (r.at < r.end) {
     const tag = r.uint32();

@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import { KUBELET_VERSION } from "../cluster/node-object.js";
 import { Counter, Gauge, Histogram, exponentialBuckets, renderAll, type AnyMetric } from "./registry.js";
+import type { RelistCounts } from "../relist.js";
 
 /** Prometheus' DefBuckets, which the kubelet uses for PLEG histograms. */
 const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -63,15 +64,13 @@ export class KubeletMetrics {
   }
 
   /** A relist that succeeded, started at `startMs` and ended at `endMs`. */
-  relisted(startMs: number, endMs: number, snapshot: { sandboxes: { state: string }[]; containers: { state: string }[] }): void {
+  relisted(startMs: number, endMs: number, counts: RelistCounts): void {
     this.relistDuration.observe({}, (endMs - startMs) / 1000);
     if (this.lastRelistEndMs > 0) this.relistInterval.observe({}, (endMs - this.lastRelistEndMs) / 1000);
     this.lastRelistEndMs = endMs;
     this.lastSeen.set({}, Math.floor(endMs / 1000));
-    this.runningPods.set({}, snapshot.sandboxes.filter((s) => s.state === "ready").length);
-    const byState = new Map<string, number>([["created", 0], ["running", 0], ["exited", 0], ["unknown", 0]]);
-    for (const c of snapshot.containers) byState.set(c.state, (byState.get(c.state) ?? 0) + 1);
-    for (const [state, n] of byState) this.runningContainers.set({ container_state: state }, n);
+    this.runningPods.set({}, counts.readySandboxes);
+    for (const [state, n] of Object.entries(counts.containers)) this.runningContainers.set({ container_state: state }, n);
   }
 
   /** One CRI call, as the host's runtime client made it. */

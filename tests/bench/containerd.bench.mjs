@@ -38,7 +38,7 @@ try {
     let t = performance.now();
     const snap = await relister.relist();
     relistMs.push(performance.now() - t);
-    if (snap.containers.length !== PODS) throw new Error(`relist saw ${snap.containers.length} containers`);
+    if (snap.counts.containers.running !== PODS) throw new Error(`relist saw ${snap.counts.containers.running} running containers`);
     t = performance.now();
     await Promise.all([runtime.listPodSandboxes(MANAGED_SELECTOR), runtime.listContainers(MANAGED_SELECTOR)]);
     listMs.push(performance.now() - t);

@@ -19,7 +19,7 @@ function node() {
     });
   };
   const relister = new Relister(runtime, () => nowMs);
-  const listed = async (id) => (await relister.relist()).containers.find((c) => c.id === id);
+  const listed = async (id) => (await relister.relist()).snapshot.containers.find((c) => c.id === id);
   return { runtime, relister, container, listed, advance: (ms) => (nowMs += ms) };
 }
 

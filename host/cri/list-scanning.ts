@@ -1,0 +1,275 @@
+// Scans the relist's two CRI answers (ListPodSandboxResponse, ListContainersResponse) into rows of
+// numbers: where each string lies in the answer's bytes, and the few numbers the relist needs. No
+// string is made: the relist packs the answer's bytes as they are (relist-wire-packing.ts) and
+// makes only the strings it needs itself (container IDs). Field numbers are CRI runtime.v1's;
+// unknown fields are skipped; a malformed answer throws a WireError, as list-decoding.ts does.
+// One object's whole record is read again on demand (infoAt) for what a row leaves out.
+import { ANNOTATION_GRACE_PERIOD, ANNOTATION_SPEC_HASH, ContainerInfo, LABEL_POD_UID, SandboxInfo } from "./runtime.js";
+import { Reader, readContainer, readSandbox } from "./list-decoding.js";
+
+/** A row's start word of a string that the answer did not carry (a label or annotation). */
+export const ABSENT = 0xffffffff;
+
+// Sandbox rows: 18 words.
+export const SANDBOX_ROW = 18;
+/** The PodSandbox message's own range (start, end) in the answer. */
+export const SR_MESSAGE = 0;
+/** Strings: start and length words each. */
+export const SR_ID = 2;
+export const SR_NAME = 4;
+export const SR_UID = 6;
+export const SR_NAMESPACE = 8;
+export const SR_ATTEMPT = 10;
+/** 1 ready, 0 not ready. */
+export const SR_READY = 11;
+/** created_at: low and high 32 bits. */
+export const SR_CREATED = 12;
+/** The pod UID label's value (start ABSENT: no such label). */
+export const SR_UID_LABEL = 14;
+/** The grace period annotation's value (start ABSENT: no such annotation). */
+export const SR_GRACE = 16;
+
+// Container rows: 18 words.
+export const CONTAINER_ROW = 18;
+export const CR_MESSAGE = 0;
+export const CR_ID = 2;
+export const CR_SANDBOX_ID = 4;
+export const CR_NAME = 6;
+export const CR_IMAGE = 8;
+/** The pod UID label's value (length 0 when absent: the relist lists "" then). */
+export const CR_UID_LABEL = 10;
+/** The spec hash annotation's value (length 0 when absent). */
+export const CR_SPEC_HASH = 12;
+export const CR_ATTEMPT = 14;
+/** CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown (anything else reads as 3). */
+export const CR_STATE = 15;
+export const CR_CREATED = 16;
+
+const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
+const POD_UID_KEY = keyBytes(LABEL_POD_UID);
+const SPEC_HASH_KEY = keyBytes(ANNOTATION_SPEC_HASH);
+const GRACE_KEY = keyBytes(ANNOTATION_GRACE_PERIOD);
+
+/** An answer's bytes and one row per listed object. */
+abstract class Rows {
+  constructor(
+    readonly bytes: Buffer,
+    readonly rows: Uint32Array,
+    readonly count: number,
+  ) {}
+
+  /** A string of row `i` (its start word given), as the answer carries it. */
+  string(i: number, word: number, rowWords: number): string {
+    const start = this.rows[i * rowWords + word]!;
+    const length = this.rows[i * rowWords + word + 1]!;
+    if (start === ABSENT || length === 0) return "";
+    return (this.bytes as Buffer & { utf8Slice(s: number, e: number): string }).utf8Slice(start, start + length);
+  }
+
+  protected reader(i: number, rowWords: number, what: string): Reader {
+    return new Reader(this.bytes, what, this.rows[i * rowWords + SR_MESSAGE]!, this.rows[i * rowWords + SR_MESSAGE + 1]!);
+  }
+}
+
+export class SandboxRows extends Rows {
+  /** Everything the answer says of sandbox `i`. */
+  infoAt(i: number): SandboxInfo {
+    return readSandbox(this.reader(i, SANDBOX_ROW, "PodSandbox"));
+  }
+}
+
+export class ContainerRows extends Rows {
+  /** Everything the answer says of container `i` (labels, annotations, image_ref). */
+  infoAt(i: number): ContainerInfo {
+    return readContainer(this.reader(i, CONTAINER_ROW, "Container"));
+  }
+}
+
+/** True when the `length` bytes at `start` are `key`. */
+function isKey(bytes: Buffer, start: number, length: number, key: Uint8Array): boolean {
+  if (length !== key.length) return false;
+  for (let i = length - 1; i >= 0; i--) if (bytes[start + i] !== key[i]) return false;
+  return true;
+}
+
+/** Records a string field's range (its tag already read) at `rows[at]`, `rows[at + 1]`. */
+function range(r: Reader, rows: Uint32Array, at: number): void {
+  const end = r.delimitedEnd();
+  rows[at] = r.at;
+  rows[at + 1] = end - r.at;
+  r.at = end;
+}
+
+/**
+ * One map<string, string> entry: if its key is one of `keys`, the value's range goes to the
+ * matching word of `words`. A later entry of the same key wins, as in a decoded map.
+ */
+function mapEntry(r: Reader, rows: Uint32Array, keys: Uint8Array[], words: number[]): void {
+  const entryEnd = r.delimitedEnd();
+  const messageEnd = r.end;
+  r.end = entryEnd;
+  let keyStart = 0;
+  let keyLength = -1;
+  let valueStart = entryEnd;
+  let valueLength = 0;
+  while (r.at < entryEnd) {
+    const tag = r.uint32();
+    if (tag === 0x0a) {
+      const end = r.delimitedEnd();
+      keyStart = r.at;
+      keyLength = end - r.at;
+      r.at = end;
+    } else if (tag === 0x12) {
+      const end = r.delimitedEnd();
+      valueStart = r.at;
+      valueLength = end - r.at;
+      r.at = end;
+    } else r.skip(tag & 7);
+  }
+  r.end = messageEnd;
+  // A missing key is "" (protobuf's default), which no wanted key is.
+  for (let k = 0; k < keys.length; k++) {
+    if (isKey(r.bytes, keyStart, Math.max(keyLength, 0), keys[k]!)) {
+      rows[words[k]!] = valueStart;
+      rows[words[k]! + 1] = valueLength;
+    }
+  }
+}
+
+function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
+  rows[row + SR_MESSAGE] = r.at;
+  rows[row + SR_MESSAGE + 1] = r.end;
+  rows[row + SR_READY] = 1;
+  rows[row + SR_UID_LABEL] = ABSENT;
+  rows[row + SR_GRACE] = ABSENT;
+  const wanted = [row + SR_UID_LABEL, row + SR_GRACE];
+  while (r.at < r.end) {
+    const tag = r.uint32();
+    switch (tag) {
+      case 0x0a: // 1 id
+        range(r, rows, row + SR_ID);
+        break;
+      case 0x12: {
+        // 2 metadata: PodSandboxMetadata { 1 name, 2 uid, 3 namespace, 4 attempt }
+        const end = r.delimitedEnd();
+        const messageEnd = r.end;
+        r.end = end;
+        while (r.at < end) {
+          const t = r.uint32();
+          if (t === 0x0a) range(r, rows, row + SR_NAME);
+          else if (t === 0x12) range(r, rows, row + SR_UID);
+          else if (t === 0x1a) range(r, rows, row + SR_NAMESPACE);
+          else if (t === 0x20) rows[row + SR_ATTEMPT] = r.uint32();
+          else r.skip(t & 7);
+        }
+        r.end = messageEnd;
+        break;
+      }
+      case 0x18: // 3 state: SANDBOX_READY = 0
+        rows[row + SR_READY] = r.uint32() === 0 ? 1 : 0;
+        break;
+      case 0x20: // 4 created_at
+        r.int64Halves(rows, row + SR_CREATED);
+        break;
+      case 0x2a: // 5 labels
+        mapEntry(r, rows, [POD_UID_KEY], wanted);
+        break;
+      case 0x32: // 6 annotations
+        mapEntry(r, rows, [GRACE_KEY], [row + SR_GRACE]);
+        break;
+      default:
+        r.skip(tag & 7);
+    }
+  }
+}
+
+function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
+  rows[row + CR_MESSAGE] = r.at;
+  rows[row + CR_MESSAGE + 1] = r.end;
+  const uidWord = [row + CR_UID_LABEL];
+  const specWord = [row + CR_SPEC_HASH];
+  while (r.at < r.end) {
+    const tag = r.uint32();
+    switch (tag) {
+      case 0x0a: // 1 id
+        range(r, rows, row + CR_ID);
+        break;
+      case 0x12: // 2 pod_sandbox_id
+        range(r, rows, row + CR_SANDBOX_ID);
+        break;
+      case 0x1a: // 3 metadata: ContainerMetadata { 1 name, 2 attempt }
+      case 0x22: {
+        // 4 image: ImageSpec { 1 image }
+        const end = r.delimitedEnd();
+        const messageEnd = r.end;
+        r.end = end;
+        while (r.at < end) {
+          const t = r.uint32();
+          if (t === 0x0a) range(r, rows, row + (tag === 0x1a ? CR_NAME : CR_IMAGE));
+          else if (t === 0x10 && tag === 0x1a) rows[row + CR_ATTEMPT] = r.uint32();
+          else r.skip(t & 7);
+        }
+        r.end = messageEnd;
+        break;
+      }
+      case 0x30: {
+        // 6 state
+        const state = r.uint32();
+        rows[row + CR_STATE] = state <= 3 ? state : 3;
+        break;
+      }
+      case 0x38: // 7 created_at
+        r.int64Halves(rows, row + CR_CREATED);
+        break;
+      case 0x42: // 8 labels
+        mapEntry(r, rows, [POD_UID_KEY], uidWord);
+        break;
+      case 0x4a: // 9 annotations
+        mapEntry(r, rows, [SPEC_HASH_KEY], specWord);
+        break;
+      default:
+        r.skip(tag & 7);
+    }
+  }
+}
+
+/** Rows of every element of repeated message field 1, the only field of both answers. */
+function scanList(bytes: Buffer, what: string, element: string, rowWords: number, scan: (r: Reader, rows: Uint32Array, row: number) => void): { rows: Uint32Array; count: number } {
+  const r = new Reader(bytes, what, 0, bytes.length);
+  // Room for as many rows as the answer could hold (an element takes at least 2 bytes), grown as
+  // needed from a guess: a row per 128 bytes.
+  let rows = new Uint32Array(Math.max(16, (bytes.length >> 7) + 1) * rowWords);
+  let count = 0;
+  const inner = new Reader(bytes, element, 0, 0);
+  while (r.at < r.end) {
+    const tag = r.uint32();
+    if (tag !== 0x0a) {
+      r.skip(tag & 7);
+      continue;
+    }
+    const end = r.delimitedEnd();
+    if ((count + 1) * rowWords > rows.length) {
+      const grown = new Uint32Array(rows.length * 2);
+      grown.set(rows);
+      rows = grown;
+    }
+    inner.at = r.at;
+    inner.end = end;
+    scan(inner, rows, count * rowWords);
+    count++;
+    r.at = end;
+  }
+  return { rows, count };
+}
+
+/** A ListPodSandboxResponse's sandboxes as rows. */
+export function scanSandboxList(bytes: Buffer): SandboxRows {
+  const { rows, count } = scanList(bytes, "ListPodSandboxResponse", "PodSandbox", SANDBOX_ROW, scanSandbox);
+  return new SandboxRows(bytes, rows, count);
+}
+
+/** A ListContainersResponse's containers as rows. */
+export function scanContainerList(bytes: Buffer): ContainerRows {
+  const { rows, count } = scanList(bytes, "ListContainersResponse", "Container", CONTAINER_ROW, scanContainer);
+  return new ContainerRows(bytes, rows, count);
+}

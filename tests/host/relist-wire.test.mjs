@@ -1,0 +1,169 @@
+// The relist packed straight from the runtime's answers (cri/list-scanning.ts,
+// relist-wire-packing.ts, relist-observations.ts) against the path it replaced: the answers
+// decoded into records (list-decoding.ts), mapped to observations as the Relister mapped them, and
+// packed from those (relist-packing.ts). Random answers encoded by protobufjs from the CRI proto:
+// the same strings and numbers in both packed forms, the same observations, and a malformed
+// answer is a WireError, never anything else.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as protoLoader from "@grpc/proto-loader";
+import { decodeContainerList, decodeSandboxList, WireError } from "../../dist/cri/list-decoding.js";
+import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
+import { WirePacker } from "../../dist/relist-wire-packing.js";
+import { lazySnapshot } from "../../dist/relist-observations.js";
+import { packSnapshot } from "../../dist/relist-packing.js";
+
+const protoPath = new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname;
+const service = protoLoader.loadSync(protoPath, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];
+const encodeSandboxes = (items) => service.ListPodSandbox.responseSerialize({ items });
+const encodeContainers = (containers) => service.ListContainers.responseSerialize({ containers });
+
+const UID = "io.kubernetes.pod.uid";
+const HASH = "io.kubernetes.container.hash";
+const GRACE = "io.kubernetes.pod.terminationGracePeriod";
+const STATES = ["created", "running", "exited", "unknown"];
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function answers(seed) {
+  const r = rng(seed);
+  const pick = (xs) => xs[Math.floor(r() * xs.length)];
+  const text = () => pick(["", "a", "pod-ü", "ünïcödé 🚀 text", "x".repeat(70), `id-${Math.floor(r() * 1e9).toString(16)}`]);
+  const maybe = (value) => (r() < 0.7 ? value : undefined);
+  const big = () => pick(["0", "1", "-1", "1700000000123456789", "-9223372036854775808", "9223372036854775807", String(Math.floor(r() * 2 ** 40))]);
+  const sandboxes = Array.from({ length: Math.floor(r() * 8) }, (_, i) => {
+    const labels = { "nanolet.io/managed": "true" };
+    const uid = maybe(text());
+    if (uid !== undefined) labels[UID] = uid;
+    const annotations = {};
+    const grace = maybe(pick(["30", "0", "", "3x", "-5", "12345678901234567890", "007", "99999999999999999999999"]));
+    if (grace !== undefined) annotations[GRACE] = grace;
+    if (r() < 0.5) annotations.other = text();
+    return {
+      id: `sb-${i}-${text()}`, metadata: { name: text(), uid: text(), namespace: text(), attempt: Math.floor(r() * 5) },
+      state: pick(["SANDBOX_READY", "SANDBOX_NOTREADY"]), createdAt: big(), labels, annotations,
+    };
+  });
+  const containers = Array.from({ length: Math.floor(r() * 12) }, (_, i) => {
+    const labels = { "nanolet.io/managed": "true" };
+    const uid = maybe(text());
+    if (uid !== undefined) labels[UID] = uid;
+    const annotations = {};
+    const hash = maybe(text());
+    if (hash !== undefined) annotations[HASH] = hash;
+    return {
+      id: `c-${i}-${text()}`, podSandboxId: text(), metadata: { name: text(), attempt: Math.floor(r() * 2 ** 31) },
+      image: { image: text() }, imageRef: pick(["", "sha256:abc"]), state: pick(["CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED", "CONTAINER_UNKNOWN"]),
+      createdAt: big(), labels, annotations,
+    };
+  });
+  // What the relist knows beyond the list: details for some containers, some shared strings.
+  const states = new Uint8Array(containers.map(() => Math.floor(r() * 4)));
+  const details = containers.map(() =>
+    r() < 0.6
+      ? { exitCode: pick([0, 1, 137, -1, 255, 2 ** 31 - 1, -(2 ** 31)]), reason: pick(["", "Error", "OOMKilled", "Complétée"]), message: pick(["", "m", "a long message 🎉 ".repeat(3)]), startedAtNs: BigInt(big()), finishedAtNs: BigInt(big()) }
+      : undefined,
+  );
+  return { sandboxBytes: encodeSandboxes(sandboxes), containerBytes: encodeContainers(containers), facts: { states, details } };
+}
+
+/** The observations as the Relister made them from decoded records (the path before scanning). */
+function reference(sandboxBytes, containerBytes, facts) {
+  const sandboxes = decodeSandboxList(sandboxBytes).map((s) => {
+    const grace = s.annotations[GRACE];
+    return {
+      id: s.id, podUid: s.labels[UID] ?? s.podUid, podName: s.podName, podNamespace: s.podNamespace, attempt: s.attempt, state: s.state, createdAtNs: s.createdAtNs,
+      terminationGracePeriodSeconds: grace !== undefined && /^\d+$/.test(grace) ? BigInt.asIntN(64, BigInt(grace)) : undefined,
+    };
+  });
+  const containers = decodeContainerList(containerBytes).map((c, i) => {
+    const d = facts.details[i];
+    return {
+      id: c.id, sandboxId: c.sandboxId, podUid: c.labels[UID] ?? "", name: c.name, attempt: c.attempt, state: STATES[facts.states[i]], image: c.image,
+      specHash: c.annotations[HASH] ?? "", exitCode: d?.exitCode ?? 0, reason: d?.reason ?? "", message: d?.message ?? "",
+      createdAtNs: c.createdAtNs, startedAtNs: d?.startedAtNs ?? 0n, finishedAtNs: d?.finishedAtNs ?? 0n,
+    };
+  });
+  return { sandboxes, containers };
+}
+
+/** A packed snapshot read back into strings and numbers (the layout of wit/types.wit). */
+function unpack(p) {
+  const decoder = new TextDecoder();
+  const str = (words, w) => decoder.decode(p.text.subarray(words[w], words[w] + words[w + 1]));
+  const sandboxes = [];
+  for (let i = 0; i < p.sandboxes.length / 10; i++) {
+    const w = i * 10;
+    sandboxes.push([str(p.sandboxes, w), str(p.sandboxes, w + 2), str(p.sandboxes, w + 4), str(p.sandboxes, w + 6), p.sandboxes[w + 8], p.sandboxes[w + 9], p.sandboxNumbers[i * 2], p.sandboxNumbers[i * 2 + 1]]);
+  }
+  const containers = [];
+  for (let i = 0; i < p.containers.length / 18; i++) {
+    const w = i * 18;
+    containers.push([...[0, 2, 4, 6, 8, 10, 12, 14].map((k) => str(p.containers, w + k)), p.containers[w + 16], p.containers[w + 17], ...p.containerNumbers.slice(i * 4, i * 4 + 4)]);
+  }
+  return { sandboxes, containers, uninspected: p.uninspectedPodUids };
+}
+
+test("packed from the answers as they came: the same relist as decoding and packing records", () => {
+  const packer = new WirePacker();
+  let objects = 0;
+  for (let seed = 1; seed <= 300; seed++) {
+    const { sandboxBytes, containerBytes, facts } = answers(seed);
+    const sandboxes = scanSandboxList(sandboxBytes);
+    const containers = scanContainerList(containerBytes);
+    const ids = Array.from({ length: containers.count }, (_, i) => containers.string(i, 2, 18));
+    const snapshot = lazySnapshot(7n, sandboxes, containers, ids, facts, ["u"]);
+    const expected = reference(sandboxBytes, containerBytes, facts);
+    assert.deepEqual(snapshot.sandboxes, expected.sandboxes, `seed ${seed}: sandboxes`);
+    assert.deepEqual(snapshot.containers, expected.containers, `seed ${seed}: containers`);
+    const wire = packer.pack(7n, sandboxes, containers, facts, ["u"]);
+    const records = packSnapshot({ listedAtMs: 7n, ...expected, uninspectedPodUids: ["u"] });
+    assert.deepEqual(unpack(wire), unpack(records), `seed ${seed}: packed`);
+    objects += sandboxes.count + containers.count;
+  }
+  assert.ok(objects > 1000, `${objects} objects compared`);
+});
+
+test("a packed relist stays whole while the next is not yet packed, and the text grows as needed", () => {
+  const packer = new WirePacker();
+  const small = answers(3);
+  const first = packer.pack(1n, scanSandboxList(small.sandboxBytes), scanContainerList(small.containerBytes), small.facts, []);
+  const firstView = unpack(first);
+  let large = answers(4);
+  for (let seed = 5; large.containerBytes.length <= small.containerBytes.length * 2; seed++) large = answers(seed);
+  const second = packer.pack(2n, scanSandboxList(large.sandboxBytes), scanContainerList(large.containerBytes), large.facts, []);
+  assert.deepEqual(unpack(first), firstView, "the earlier text was not written over by a larger relist");
+  assert.ok(second.text.length >= large.containerBytes.length);
+});
+
+test("a malformed answer is a WireError naming the message; every cut and random bytes too", () => {
+  const { sandboxBytes, containerBytes } = answers(11);
+  for (const [bytes, scan] of [[sandboxBytes, scanSandboxList], [containerBytes, scanContainerList]]) {
+    for (let cut = 0; cut < bytes.length; cut++) {
+      try {
+        scan(bytes.subarray(0, cut));
+      } catch (error) {
+        assert.ok(error instanceof WireError, `cut at ${cut}: ${error}`);
+      }
+    }
+  }
+  const r = rng(99);
+  for (let i = 0; i < 2000; i++) {
+    const bytes = Buffer.from(Array.from({ length: Math.floor(r() * 64) }, () => Math.floor(r() * 256)));
+    for (const scan of [scanSandboxList, scanContainerList]) {
+      try {
+        const rows = scan(bytes);
+        // What was scanned packs into ranges inside the text, or the core would refuse it.
+        const packed = new WirePacker().pack(0n, scan === scanSandboxList ? rows : scanSandboxList(Buffer.alloc(0)), scan === scanContainerList ? rows : scanContainerList(Buffer.alloc(0)), { states: new Uint8Array(rows.count), details: [] }, []);
+        for (const [words, per, strings] of [[packed.sandboxes, 10, 4], [packed.containers, 18, 8]]) {
+          for (let w = 0; w < words.length; w += per) for (let k = 0; k < strings; k++) assert.ok(words[w + 2 * k] + words[w + 2 * k + 1] <= packed.text.length);
+        }
+      } catch (error) {
+        assert.ok(error instanceof WireError, `random bytes: ${error}`);
+      }
+    }
+  }
+});
