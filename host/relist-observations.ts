@@ -57,14 +57,14 @@ export function sandboxObservations(sandboxes: SandboxRows): SandboxObservation[
   return out;
 }
 
-export function containerObservations(containers: ContainerRows, ids: string[], facts: ContainerFacts): ContainerObservation[] {
+export function containerObservations(containers: ContainerRows, facts: ContainerFacts): ContainerObservation[] {
   const c = containers.rows;
   const out: ContainerObservation[] = new Array(containers.count);
   for (let i = 0; i < containers.count; i++) {
     const r = i * CONTAINER_ROW;
     const detail = facts.details[i];
     out[i] = {
-      id: ids[i] ?? containers.string(i, CR_ID, CONTAINER_ROW),
+      id: containers.string(i, CR_ID, CONTAINER_ROW),
       sandboxId: containers.string(i, CR_SANDBOX_ID, CONTAINER_ROW),
       podUid: containers.string(i, CR_UID_LABEL, CONTAINER_ROW),
       name: containers.string(i, CR_NAME, CONTAINER_ROW),
@@ -87,7 +87,7 @@ export function containerObservations(containers: ContainerRows, ids: string[], 
  * A RuntimeSnapshot whose lists are read from the answers the first time they are asked for
  * (then kept): a relist the core takes packed, and that no host reader looks at, makes none.
  */
-export function lazySnapshot(listedAtMs: bigint, sandboxes: SandboxRows, containers: ContainerRows, ids: string[], facts: ContainerFacts, uninspectedPodUids: string[]): RuntimeSnapshot {
+export function lazySnapshot(listedAtMs: bigint, sandboxes: SandboxRows, containers: ContainerRows, facts: ContainerFacts, uninspectedPodUids: string[]): RuntimeSnapshot {
   let sandboxList: SandboxObservation[] | undefined;
   let containerList: ContainerObservation[] | undefined;
   return {
@@ -97,7 +97,7 @@ export function lazySnapshot(listedAtMs: bigint, sandboxes: SandboxRows, contain
       return (sandboxList ??= sandboxObservations(sandboxes));
     },
     get containers() {
-      return (containerList ??= containerObservations(containers, ids, facts));
+      return (containerList ??= containerObservations(containers, facts));
     },
   };
 }

@@ -71,12 +71,31 @@ export function readGracePeriod(bytes: Buffer, start: number, length: number, ha
   return true;
 }
 
+/**
+ * What a relist knows of a container beyond the list (its ContainerStatus, or an announced exit),
+ * made once when learnt. One class, so that reading it for every container of every relist stays
+ * cheap: details come from several places (status answers, spread copies) in several shapes.
+ */
+export class KnownDetail {
+  constructor(
+    readonly exitCode: number,
+    readonly reason: string,
+    readonly message: string,
+    readonly startedAtNs: bigint,
+    readonly finishedAtNs: bigint,
+  ) {}
+
+  static of(detail: ContainerDetail): KnownDetail {
+    return new KnownDetail(detail.exitCode, detail.reason, detail.message, detail.startedAtNs, detail.finishedAtNs);
+  }
+}
+
 /** What the relist lists of each container beyond the list itself. */
 export interface ContainerFacts {
   /** The state each container is listed in (0 created, 1 running, 2 exited, 3 unknown). */
   states: Uint8Array;
-  /** Each container's details (ContainerStatus, or an announced exit), if read. */
-  details: (ContainerDetail | undefined)[];
+  /** Each container's details, if read. */
+  details: (KnownDetail | undefined)[];
 }
 
 /** One packer per relister: its text buffer is reused, so a packed relist lasts until the next. */

@@ -7,7 +7,7 @@ import type { PackedSnapshot, RuntimeSnapshot } from "./core-types.js";
 import { ContainerDetail, LABEL_MANAGED_BY, Runtime } from "./cri/runtime.js";
 import { CONTAINER_ROW, CR_ID, CR_STATE, CR_UID_LABEL, ContainerRows, SANDBOX_ROW, SR_ID, SR_READY, SandboxRows } from "./cri/list-scanning.js";
 import { STATE_NAMES, lazySnapshot } from "./relist-observations.js";
-import { WirePacker } from "./relist-wire-packing.js";
+import { KnownDetail, WirePacker } from "./relist-wire-packing.js";
 
 import type { TaskExit } from "./cri/runtime-events.js";
 import { terminationMessage } from "./logs/termination-message.js";
@@ -25,7 +25,7 @@ const PUSHED_EXIT_TRUST_MS = 60_000;
 
 /** An exit containerd announced and the CRI does not show yet. */
 interface PushedExit {
-  detail: ContainerDetail;
+  detail: KnownDetail;
   atMs: number;
   /** The relist that last listed this container. */
   listedIn: number;
@@ -67,7 +67,7 @@ export interface AnnouncedExit extends TaskExit {
 
 interface Known {
   state: string;
-  detail: ContainerDetail;
+  detail: KnownDetail;
   /** The relist that last listed this container (entries no relist lists any more are dropped). */
   listedIn: number;
 }
@@ -82,7 +82,6 @@ export class Relister {
   private sandboxes = new Map<string, { ip: string; listedIn: number }>();
   /** The containers of the last relist, and their image references by ID once asked (imageRefOf). */
   private lastContainers: ContainerRows | undefined;
-  private lastContainerIds: string[] = [];
   private packer = new WirePacker();
   /** Exits containerd announced that the CRI does not show yet, by container ID. */
   private pushedExits = new Map<string, PushedExit>();
@@ -102,7 +101,7 @@ export class Relister {
   remember(detail: ContainerDetail): void {
     if (detail.state === "created" || detail.state === "unknown") return;
     this.enrich(detail, detail.annotations);
-    this.known.set(detail.id, { state: detail.state, detail, listedIn: this.relists });
+    this.known.set(detail.id, { state: detail.state, detail: KnownDetail.of(detail), listedIn: this.relists });
   }
 
   /**
@@ -123,14 +122,17 @@ export class Relister {
       message: "",
     };
     this.enrich(detail, detail.annotations);
-    this.pushedExits.set(running.id, { detail, atMs: this.nowMs(), listedIn: this.relists });
+    this.pushedExits.set(running.id, { detail: KnownDetail.of(detail), atMs: this.nowMs(), listedIn: this.relists });
   }
 
   /** The image digest reference (CRI `image_ref`) of a container the last relist listed. */
   imageRefOf(containerId: string): string | undefined {
     // Indexed on first use after each relist (status updates ask, a steady relist does not);
     // only the containers asked about are read again from the answer.
-    this.imageRefs ??= new Map(this.lastContainerIds.map((id, i) => [id, i]));
+    if (!this.imageRefs) {
+      this.imageRefs = new Map();
+      for (let i = 0; this.lastContainers && i < this.lastContainers.count; i++) this.imageRefs.set(this.lastContainers.string(i, CR_ID, CONTAINER_ROW), i);
+    }
     const i = this.imageRefs.get(containerId);
     return i === undefined || !this.lastContainers ? undefined : this.lastContainers.infoAt(i).imageRef;
   }
@@ -185,7 +187,7 @@ export class Relister {
           try {
             const detail = await this.runtime.containerStatus(id);
             this.enrich(detail, containers.infoAt(i).annotations);
-            const known = { state: detail.state, detail, listedIn: relist };
+            const known = { state: detail.state, detail: KnownDetail.of(detail), listedIn: relist };
             this.known.set(id, known);
             knownOf[i] = known;
           } catch {
@@ -200,10 +202,9 @@ export class Relister {
     // Containers this relist did not list are gone (details remembered while it ran wait for the next).
     for (const [id, known] of this.known) if (known.listedIn < relist) this.known.delete(id);
     this.lastContainers = containers;
-    this.lastContainerIds = ids;
     this.imageRefs = undefined;
 
-    const details: (ContainerDetail | undefined)[] = new Array(count);
+    const details: (KnownDetail | undefined)[] = new Array(count);
     const pushedExits = this.pushedExits.size > 0 ? this.pushedExits : undefined;
     for (let i = 0; i < count; i++) {
       const known = knownOf[i];
@@ -228,7 +229,7 @@ export class Relister {
     const facts = { states, details };
     return {
       packed: this.packer.pack(BigInt(listedAtMs), sandboxes, containers, facts, uninspectedPodUids),
-      snapshot: lazySnapshot(BigInt(listedAtMs), sandboxes, containers, ids, facts, uninspectedPodUids),
+      snapshot: lazySnapshot(BigInt(listedAtMs), sandboxes, containers, facts, uninspectedPodUids),
       counts: countOf(sandboxes, states),
     };
   }

@@ -101,11 +101,27 @@ function range(r: Reader, rows: Uint32Array, at: number): void {
 }
 
 /**
- * One map<string, string> entry: if its key is one of `keys`, the value's range goes to the
- * matching word of `words`. A later entry of the same key wins, as in a decoded map.
+ * One map<string, string> entry: if its key is `key`, its value's range goes to `rows[at]` and
+ * `rows[at + 1]`. A later entry of the same key wins, as in a decoded map.
  */
-function mapEntry(r: Reader, rows: Uint32Array, keys: Uint8Array[], words: number[]): void {
+function mapEntry(r: Reader, rows: Uint32Array, key: Uint8Array, at: number): void {
   const entryEnd = r.delimitedEnd();
+  const bytes = r.bytes;
+  // The common entry, as every runtime writes it: key (field 1) then value (field 2), each
+  // shorter than 128 bytes. Anything else is read field by field below.
+  const start = r.at;
+  if (start + 2 <= entryEnd && bytes[start] === 0x0a && bytes[start + 1]! < 0x80) {
+    const keyStart = start + 2;
+    const keyEnd = keyStart + bytes[start + 1]!;
+    if (keyEnd + 2 <= entryEnd && bytes[keyEnd] === 0x12 && bytes[keyEnd + 1]! < 0x80 && keyEnd + 2 + bytes[keyEnd + 1]! === entryEnd) {
+      if (isKey(bytes, keyStart, keyEnd - keyStart, key)) {
+        rows[at] = keyEnd + 2;
+        rows[at + 1] = entryEnd - keyEnd - 2;
+      }
+      r.at = entryEnd;
+      return;
+    }
+  }
   const messageEnd = r.end;
   r.end = entryEnd;
   let keyStart = 0;
@@ -128,11 +144,9 @@ function mapEntry(r: Reader, rows: Uint32Array, keys: Uint8Array[], words: numbe
   }
   r.end = messageEnd;
   // A missing key is "" (protobuf's default), which no wanted key is.
-  for (let k = 0; k < keys.length; k++) {
-    if (isKey(r.bytes, keyStart, Math.max(keyLength, 0), keys[k]!)) {
-      rows[words[k]!] = valueStart;
-      rows[words[k]! + 1] = valueLength;
-    }
+  if (keyLength > 0 && isKey(bytes, keyStart, keyLength, key)) {
+    rows[at] = valueStart;
+    rows[at + 1] = valueLength;
   }
 }
 
@@ -142,7 +156,6 @@ function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
   rows[row + SR_READY] = 1;
   rows[row + SR_UID_LABEL] = ABSENT;
   rows[row + SR_GRACE] = ABSENT;
-  const wanted = [row + SR_UID_LABEL, row + SR_GRACE];
   while (r.at < r.end) {
     const tag = r.uint32();
     switch (tag) {
@@ -172,10 +185,10 @@ function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
         r.int64Halves(rows, row + SR_CREATED);
         break;
       case 0x2a: // 5 labels
-        mapEntry(r, rows, [POD_UID_KEY], wanted);
+        mapEntry(r, rows, POD_UID_KEY, row + SR_UID_LABEL);
         break;
       case 0x32: // 6 annotations
-        mapEntry(r, rows, [GRACE_KEY], [row + SR_GRACE]);
+        mapEntry(r, rows, GRACE_KEY, row + SR_GRACE);
         break;
       default:
         r.skip(tag & 7);
@@ -186,8 +199,6 @@ function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
 function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
   rows[row + CR_MESSAGE] = r.at;
   rows[row + CR_MESSAGE + 1] = r.end;
-  const uidWord = [row + CR_UID_LABEL];
-  const specWord = [row + CR_SPEC_HASH];
   while (r.at < r.end) {
     const tag = r.uint32();
     switch (tag) {
@@ -222,10 +233,10 @@ function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
         r.int64Halves(rows, row + CR_CREATED);
         break;
       case 0x42: // 8 labels
-        mapEntry(r, rows, [POD_UID_KEY], uidWord);
+        mapEntry(r, rows, POD_UID_KEY, row + CR_UID_LABEL);
         break;
       case 0x4a: // 9 annotations
-        mapEntry(r, rows, [SPEC_HASH_KEY], specWord);
+        mapEntry(r, rows, SPEC_HASH_KEY, row + CR_SPEC_HASH);
         break;
       default:
         r.skip(tag & 7);

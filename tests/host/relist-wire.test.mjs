@@ -114,8 +114,7 @@ test("packed from the answers as they came: the same relist as decoding and pack
     const { sandboxBytes, containerBytes, facts } = answers(seed);
     const sandboxes = scanSandboxList(sandboxBytes);
     const containers = scanContainerList(containerBytes);
-    const ids = Array.from({ length: containers.count }, (_, i) => containers.string(i, 2, 18));
-    const snapshot = lazySnapshot(7n, sandboxes, containers, ids, facts, ["u"]);
+    const snapshot = lazySnapshot(7n, sandboxes, containers, facts, ["u"]);
     const expected = reference(sandboxBytes, containerBytes, facts);
     assert.deepEqual(snapshot.sandboxes, expected.sandboxes, `seed ${seed}: sandboxes`);
     assert.deepEqual(snapshot.containers, expected.containers, `seed ${seed}: containers`);
@@ -166,4 +165,41 @@ test("a malformed answer is a WireError naming the message; every cut and random
       }
     }
   }
+});
+
+test("map entries however a runtime writes them: value first, no value, long values, extra fields, repeated keys", () => {
+  const varint = (n) => {
+    const out = [];
+    for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+    out.push(n);
+    return out;
+  };
+  const field = (number, bytes) => [...varint(number * 8 + 2), ...varint(bytes.length), ...bytes];
+  const str = (number, text) => field(number, [...Buffer.from(text, "utf8")]);
+  const long = "v".repeat(200);
+  const entries = [
+    [...str(2, "value-first"), ...str(1, UID)],
+    [...str(1, HASH)], // no value: ""
+    [...str(1, UID), ...str(2, long)], // a two-byte length
+    [...str(1, HASH), 0x18, 0x05, ...str(2, "after-a-varint-field")],
+    [...str(1, UID), ...str(2, "repeated-wins")],
+    [...str(1, "other"), ...str(2, "x")],
+  ];
+  const container = [
+    ...str(1, "c1"), ...str(2, "sb"), ...field(3, str(1, "app")), 0x30, 0x01,
+    ...field(8, entries[0]), ...field(9, entries[1]), ...field(8, entries[2]), ...field(9, entries[3]), ...field(8, entries[4]), ...field(8, entries[5]),
+  ];
+  const containerBytes = Buffer.from(field(1, container));
+  const sandboxBytes = Buffer.from(field(1, [...str(1, "sb"), ...field(2, [...str(2, "meta-uid")]), ...field(5, [...str(2, "sandbox-uid"), ...str(1, UID)]), ...field(6, [...str(1, GRACE)])]));
+  const facts = { states: new Uint8Array([1]), details: [undefined] };
+  const snapshot = lazySnapshot(1n, scanSandboxList(sandboxBytes), scanContainerList(containerBytes), facts, []);
+  const expected = reference(sandboxBytes, containerBytes, facts);
+  assert.deepEqual(snapshot.containers, expected.containers);
+  assert.deepEqual(snapshot.sandboxes, expected.sandboxes);
+  assert.equal(snapshot.containers[0].podUid, "repeated-wins");
+  assert.equal(snapshot.containers[0].specHash, "after-a-varint-field");
+  assert.equal(snapshot.sandboxes[0].podUid, "sandbox-uid");
+  assert.equal(snapshot.sandboxes[0].terminationGracePeriodSeconds, undefined, "an empty grace period is no grace period");
+  const packed = unpack(new WirePacker().pack(1n, scanSandboxList(sandboxBytes), scanContainerList(containerBytes), facts, []));
+  assert.deepEqual(packed, unpack(packSnapshot({ listedAtMs: 1n, ...expected, uninspectedPodUids: [] })));
 });
