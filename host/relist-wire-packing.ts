@@ -43,6 +43,9 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const LOW = LITTLE_ENDIAN ? 0 : 1;
 const HIGH = 1 - LOW;
 
+/** An empty string in the packed text. */
+const NO_STRING = { at: 0, length: 0 };
+
 /** The longest run of digits read as a plain number (2^53 is 16 digits). */
 const SAFE_DIGITS = 15;
 
@@ -98,9 +101,29 @@ export interface ContainerFacts {
   details: (KnownDetail | undefined)[];
 }
 
-/** One packer per relister: its text buffer is reused, so a packed relist lasts until the next. */
+/** A buffer that is kept and grown, never shrunk: one per packed list. */
+class Scratch<T extends Uint32Array | BigInt64Array> {
+  private buffer: T;
+  constructor(private make: (length: number) => T) {
+    this.buffer = make(0);
+  }
+  /** The first `length` elements (contents left from before: every one is written). */
+  take(length: number): T {
+    if (this.buffer.length < length) this.buffer = this.make(Math.max(length, this.buffer.length * 2));
+    return this.buffer.subarray(0, length) as T;
+  }
+}
+
+/**
+ * One packer per relister. Its buffers are reused (a relist on a steady node would otherwise
+ * leave six arrays a second to the allocator), so a packed relist lasts until the next is packed.
+ */
 export class WirePacker {
   private text: Utf8Buffer = Buffer.alloc(0) as Utf8Buffer;
+  private sandboxWords = new Scratch((n) => new Uint32Array(n));
+  private sandboxNumbers = new Scratch((n) => new BigInt64Array(n));
+  private containerWords = new Scratch((n) => new Uint32Array(n));
+  private containerNumbers = new Scratch((n) => new BigInt64Array(n));
 
   pack(listedAtMs: bigint, sandboxes: SandboxRows, containers: ContainerRows, facts: ContainerFacts, uninspectedPodUids: string[]): PackedSnapshot {
     const sandboxBytes = sandboxes.bytes.length;
@@ -127,9 +150,9 @@ export class WirePacker {
     text.set(containers.bytes, containerBase);
     for (const [value, { at }] of extra) text.utf8Write(value, extraBase + at);
 
-    const sandboxWords = new Uint32Array(sandboxes.count * SANDBOX_WORDS);
-    const sandboxNumbers = new BigInt64Array(sandboxes.count * SANDBOX_NUMBERS);
-    const sandboxHalves = new Uint32Array(sandboxNumbers.buffer);
+    const sandboxWords = this.sandboxWords.take(sandboxes.count * SANDBOX_WORDS);
+    const sandboxNumbers = this.sandboxNumbers.take(sandboxes.count * SANDBOX_NUMBERS);
+    const sandboxHalves = new Uint32Array(sandboxNumbers.buffer, sandboxNumbers.byteOffset, sandboxNumbers.length * 2);
     const s = sandboxes.rows;
     for (let i = 0; i < sandboxes.count; i++) {
       const r = i * SANDBOX_ROW;
@@ -148,12 +171,13 @@ export class WirePacker {
       sandboxHalves[n + LOW] = s[r + SR_CREATED]!;
       sandboxHalves[n + HIGH] = s[r + SR_CREATED + 1]!;
       const hasGrace = readGracePeriod(sandboxes.bytes, s[r + SR_GRACE]!, s[r + SR_GRACE + 1]!, sandboxHalves, n + 2);
+      if (!hasGrace) sandboxNumbers[i * SANDBOX_NUMBERS + 1] = 0n;
       sandboxWords[w + 9] = (s[r + SR_READY] ? 1 : 0) | (hasGrace ? 2 : 0);
     }
 
-    const containerWords = new Uint32Array(containers.count * CONTAINER_WORDS);
-    const containerNumbers = new BigInt64Array(containers.count * CONTAINER_NUMBERS);
-    const containerHalves = new Uint32Array(containerNumbers.buffer);
+    const containerWords = this.containerWords.take(containers.count * CONTAINER_WORDS);
+    const containerNumbers = this.containerNumbers.take(containers.count * CONTAINER_NUMBERS);
+    const containerHalves = new Uint32Array(containerNumbers.buffer, containerNumbers.byteOffset, containerNumbers.length * 2);
     const c = containers.rows;
     const { states, details } = facts;
     for (let i = 0; i < containers.count; i++) {
@@ -178,16 +202,18 @@ export class WirePacker {
       containerHalves[2 * n + 2 + LOW] = c[r + CR_CREATED]!;
       containerHalves[2 * n + 2 + HIGH] = c[r + CR_CREATED + 1]!;
       const detail = details[i];
-      if (!detail) continue;
-      if (detail.reason !== "") {
-        const x = extra.get(detail.reason)!;
-        containerWords[w + 12] = extraBase + x.at;
-        containerWords[w + 13] = x.length;
-      }
-      if (detail.message !== "") {
-        const x = extra.get(detail.message)!;
-        containerWords[w + 14] = extraBase + x.at;
-        containerWords[w + 15] = x.length;
+      // reason, message: written by ContainerStatus, not in the answer.
+      const reason = detail && detail.reason !== "" ? extra.get(detail.reason)! : NO_STRING;
+      containerWords[w + 12] = extraBase + reason.at;
+      containerWords[w + 13] = reason.length;
+      const message = detail && detail.message !== "" ? extra.get(detail.message)! : NO_STRING;
+      containerWords[w + 14] = extraBase + message.at;
+      containerWords[w + 15] = message.length;
+      if (!detail) {
+        containerNumbers[n] = 0n;
+        containerNumbers[n + 2] = 0n;
+        containerNumbers[n + 3] = 0n;
+        continue;
       }
       // An int32 exit code, sign-extended to 64 bits.
       containerHalves[2 * n + LOW] = detail.exitCode >>> 0;

@@ -244,12 +244,23 @@ function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
   }
 }
 
+/** How many elements of repeated message field 1 the answer holds (a pass over their headers). */
+function countElements(r: Reader): number {
+  let count = 0;
+  while (r.at < r.end) {
+    const tag = r.uint32();
+    if (tag === 0x0a) count++;
+    r.skip(tag & 7);
+  }
+  return count;
+}
+
 /** Rows of every element of repeated message field 1, the only field of both answers. */
 function scanList(bytes: Buffer, what: string, element: string, rowWords: number, scan: (r: Reader, rows: Uint32Array, row: number) => void): { rows: Uint32Array; count: number } {
+  // Sized exactly: a guess from the answer's size was several times too large, which the
+  // allocator then kept as the agent's resident memory.
+  const rows = new Uint32Array(countElements(new Reader(bytes, what, 0, bytes.length)) * rowWords);
   const r = new Reader(bytes, what, 0, bytes.length);
-  // Room for as many rows as the answer could hold (an element takes at least 2 bytes), grown as
-  // needed from a guess: a row per 128 bytes.
-  let rows = new Uint32Array(Math.max(16, (bytes.length >> 7) + 1) * rowWords);
   let count = 0;
   const inner = new Reader(bytes, element, 0, 0);
   while (r.at < r.end) {
@@ -259,11 +270,6 @@ function scanList(bytes: Buffer, what: string, element: string, rowWords: number
       continue;
     }
     const end = r.delimitedEnd();
-    if ((count + 1) * rowWords > rows.length) {
-      const grown = new Uint32Array(rows.length * 2);
-      grown.set(rows);
-      rows = grown;
-    }
     inner.at = r.at;
     inner.end = end;
     scan(inner, rows, count * rowWords);

@@ -57,6 +57,18 @@ const manifests = path.join(work, "manifests");
 fs.mkdirSync(manifests);
 for (let i = 0; i < PODS; i++) fs.writeFileSync(path.join(manifests, `m${i}.yaml`), podManifest(`m${i}`, { script: "exec sleep 3600" }));
 
+/** SMAPS=1: the process's largest anonymous mappings by resident size, to see which part grew. */
+function largestAnonymous(pid) {
+  const maps = [];
+  let current;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) maps.push((current = { name: header[3] || "[anon]", size: (parseInt(header[2], 16) - parseInt(header[1], 16)) / 1024, anon: 0 }));
+    else if (current && line.startsWith("Anonymous:")) current.anon = Number(/(\d+)/.exec(line)[1]);
+  }
+  return maps.sort((a, b) => b.anon - a.anon).slice(0, 8).map((m) => `${m.name} ${m.anon}/${m.size}`);
+}
+
 const samples = VARIANTS.map(() => ({ rss: [], anon: [] }));
 let agent;
 process.once("SIGINT", async () => {
@@ -82,6 +94,7 @@ try {
         const spaces = v8.heapSpaces.filter((x) => x.space_used_size > 100_000).map((x) => `${x.space_name} ${(x.space_used_size / 1048576).toFixed(1)}`).join(", ");
         console.error(`  ${name}: V8 heap ${(v8.process.heapTotal / 1048576).toFixed(1)} MiB (${spaces}), external ${(v8.process.external / 1048576).toFixed(1)} MiB`);
       }
+      if (process.env.SMAPS) console.error(`  ${name}: largest anonymous mappings (KiB): ${largestAnonymous(agent.proc.pid).join(", ")}`);
       samples[v].rss.push(kib(s, "VmRSS") / 1024);
       samples[v].anon.push(kib(s, "RssAnon") / 1024);
       console.error(`round ${round + 1} ${name}: RSS ${(kib(s, "VmRSS") / 1024).toFixed(1)} MiB (anonymous ${(kib(s, "RssAnon") / 1024).toFixed(1)})`);

@@ -41,3 +41,39 @@ export function fresh(snap, shuffled) {
   };
 }
 
+
+let criService;
+
+/**
+ * A relist as the runtime answers it: ListPodSandbox's and ListContainers' wire bytes (encoded by
+ * protobufjs, labelled as nanolet labels), and what the Relister knows beyond them, in listing order.
+ */
+export async function wireAnswers(snap) {
+  if (!criService) {
+    const protoLoader = await import("@grpc/proto-loader");
+    const proto = new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname;
+    criService = protoLoader.loadSync(proto, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];
+  }
+  const { KnownDetail } = await import("../../dist/relist-wire-packing.js");
+  const states = { created: 0, running: 1, exited: 2, unknown: 3 };
+  const sandboxBytes = criService.ListPodSandbox.responseSerialize({
+    items: snap.sandboxes.map((s) => ({
+      id: s.id, metadata: { name: s.podName, uid: s.podUid, namespace: s.podNamespace, attempt: s.attempt }, state: s.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY",
+      createdAt: String(s.createdAtNs), labels: { "nanolet.io/managed": "true", "io.kubernetes.pod.uid": s.podUid, "io.kubernetes.pod.name": s.podName, "io.kubernetes.pod.namespace": s.podNamespace },
+      annotations: { "io.kubernetes.pod.terminationGracePeriod": String(s.terminationGracePeriodSeconds) },
+    })),
+  });
+  const containerBytes = criService.ListContainers.responseSerialize({
+    containers: snap.containers.map((c) => ({
+      id: c.id, podSandboxId: c.sandboxId, metadata: { name: c.name, attempt: c.attempt }, image: { image: c.image }, imageRef: "sha256:0123456789abcdef",
+      state: ["CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED", "CONTAINER_UNKNOWN"][states[c.state]], createdAt: String(c.createdAtNs),
+      labels: { "nanolet.io/managed": "true", "io.kubernetes.pod.uid": c.podUid, "io.kubernetes.pod.name": "pod", "io.kubernetes.pod.namespace": "default", "io.kubernetes.container.name": c.name },
+      annotations: { "io.kubernetes.container.hash": c.specHash, "io.kubernetes.container.restartCount": "0" },
+    })),
+  });
+  const facts = {
+    states: new Uint8Array(snap.containers.map((c) => states[c.state])),
+    details: snap.containers.map((c) => new KnownDetail(c.exitCode, c.reason, c.message, c.startedAtNs, c.finishedAtNs)),
+  };
+  return { sandboxBytes, containerBytes, facts };
+}

@@ -5,6 +5,10 @@
 //            packed form, views rebuilt for the pods that changed);
 //   pack:    the host packing the snapshot into typed arrays (relist-packing.ts);
 //   typed:   handle-relist with the record list (a call per string to lower);
+//   wire:    the agent's own path since the relist is packed from the runtime's answers: the two
+//            answers' wire bytes scanned and packed as they came (cri/list-scanning.ts,
+//            relist-wire-packing.ts; their encoding is not timed);
+//   wcore:   handle-relist-packed on that packed form;
 //   JS:      the same PLEG diff in plain JavaScript on the same objects.
 // Each relist gets freshly made strings, as a real relist does (gRPC decodes new strings every
 // time); reusing one set of string objects would let V8 skip hashing them, which no real relist
@@ -16,7 +20,9 @@ import { performance } from "node:perf_hooks";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
 import { packSnapshot } from "../../dist/relist-packing.js";
 import { JsPleg } from "./pleg-baseline.mjs";
-import { fresh, snapshot } from "./pleg-snapshots.mjs";
+import { fresh, snapshot, wireAnswers } from "./pleg-snapshots.mjs";
+import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
+import { WirePacker } from "../../dist/relist-wire-packing.js";
 
 function median(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -29,9 +35,11 @@ async function measure(containerCount, shuffled) {
   const b = snapshot(containerCount, true);
   const packedCore = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
   const typedCore = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
+  const wireCore = await CoreAgent.create({ nodeName: "bench", ...DEFAULT_CORE_CONFIG });
+  const packer = new WirePacker();
   const js = new JsPleg();
   let now = 1_000_000;
-  const samples = { packed: [], pack: [], typed: [], js: [] };
+  const samples = { packed: [], pack: [], typed: [], js: [], wire: [], wcore: [] };
   // Interleave the variants so that machine noise hits all alike.
   for (let i = 0; i < iterations + 5; i++) {
     const snap = fresh(i % 2 === 0 ? a : b, shuffled);
@@ -50,7 +58,16 @@ async function measure(containerCount, shuffled) {
     const events = js.relist(snap.sandboxes, snap.containers);
     const tJs = performance.now() - t0;
     if (events.length === 0 && i > 0) throw new Error("baseline saw no change: the benchmark is broken");
+    const answers = await wireAnswers(snap);
+    t0 = performance.now();
+    const wire = packer.pack(BigInt(now), scanSandboxList(answers.sandboxBytes), scanContainerList(answers.containerBytes), answers.facts, []);
+    const tWire = performance.now() - t0;
+    t0 = performance.now();
+    wireCore.handleRelistPacked(now, wire);
+    const tWireCore = performance.now() - t0;
     if (i >= 5) {
+      samples.wire.push(tWire);
+      samples.wcore.push(tWireCore);
       samples.packed.push(tPacked);
       samples.pack.push(tPack);
       samples.typed.push(tTyped);
@@ -64,10 +81,10 @@ const f = (ms) => ms.toFixed(3).padStart(9);
 const ORDERS = [[false, "listed in the same order every relist"], [true, "shuffled every relist, as containerd lists"]];
 for (const [shuffled, order] of ORDERS) {
   console.log(`PLEG relist diff, median ms per relist (10% of containers change state each relist; ${order})`);
-  console.log("containers     packed      pack     typed        JS   packed/JS  (pack+packed)/JS");
+  console.log("containers     packed      pack     typed        JS   packed/JS  (pack+packed)/JS      wire     wcore  (wire+wcore)/JS");
   for (const n of [110, 1000, 10_000]) {
     const r = await measure(n, shuffled);
-    console.log(`${String(n).padStart(10)} ${f(r.packed)} ${f(r.pack)} ${f(r.typed)} ${f(r.js)} ${(r.packed / r.js).toFixed(2).padStart(10)}x ${((r.pack + r.packed) / r.js).toFixed(2).padStart(16)}x`);
+    console.log(`${String(n).padStart(10)} ${f(r.packed)} ${f(r.pack)} ${f(r.typed)} ${f(r.js)} ${(r.packed / r.js).toFixed(2).padStart(10)}x ${((r.pack + r.packed) / r.js).toFixed(2).padStart(16)}x ${f(r.wire)} ${f(r.wcore)} ${((r.wire + r.wcore) / r.js).toFixed(2).padStart(15)}x`);
   }
   console.log("");
 }
