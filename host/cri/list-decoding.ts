@@ -106,11 +106,12 @@ export class Reader {
     return this.fail("varint longer than 10 bytes");
   }
 
-  /**
-   * A 64-bit varint's two 32-bit halves (two's complement, as an int64 lies in memory), into
-   * `into[at]` (low) and `into[at + 1]` (high): no BigInt made.
-   */
-  int64Halves(into: Uint32Array, at: number): void {
+  /** The halves the last varint64 read: low and high 32 bits (two's complement). */
+  low = 0;
+  high = 0;
+
+  /** Reads a 64-bit varint into `low` and `high`, seven bits at a time: no BigInt made. */
+  private varint64(): void {
     const bytes = this.bytes;
     let low = 0;
     let high = 0;
@@ -124,32 +125,25 @@ export class Reader {
         high += bits >> 4;
       } else high += bits * HIGH_PLACES[i - 5]!;
       if (byte < 0x80) {
-        into[at] = low;
-        into[at + 1] = high % 2 ** 32;
+        this.low = low;
+        this.high = high % 2 ** 32;
         return;
       }
     }
     this.fail("varint longer than 10 bytes");
   }
 
-  /** A 64-bit varint read as a signed integer (int64). */
+  /** A 64-bit varint's two halves into `into[at]` (low) and `into[at + 1]` (high). */
+  int64Halves(into: Uint32Array, at: number): void {
+    this.varint64();
+    into[at] = this.low;
+    into[at + 1] = this.high;
+  }
+
+  /** A 64-bit varint read as a signed integer (int64): a nanosecond timestamp is past 2^53. */
   int64(): bigint {
-    const bytes = this.bytes;
-    // Seven bits at a time into two 32-bit halves: a nanosecond timestamp is past 2^53.
-    let low = 0;
-    let high = 0;
-    for (let i = 0; i < 10; i++) {
-      if (this.at >= this.end) this.fail("truncated varint");
-      const byte = bytes[this.at++]!;
-      const bits = byte & 0x7f;
-      if (i < 4) low += bits * SEVEN_BIT_PLACES[i]!;
-      else if (i === 4) {
-        low += (bits & 0x0f) * 2 ** 28;
-        high += bits >> 4;
-      } else high += bits * HIGH_PLACES[i - 5]!;
-      if (byte < 0x80) return high === 0 ? BigInt(low) : int64Of(high % 2 ** 32, low);
-    }
-    return this.fail("varint longer than 10 bytes");
+    this.varint64();
+    return this.high === 0 ? BigInt(this.low) : int64Of(this.high, this.low);
   }
 
   /** The end of a length-delimited field whose length comes next. */
