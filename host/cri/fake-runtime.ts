@@ -221,8 +221,8 @@ export class FakeRuntime implements Runtime {
     this.record("ListContainers");
     return [...this.containers.values()]
       .filter((c) => matches(c.labels, selector))
-      .map(({ id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations }) => ({
-        id, sandboxId, name, attempt, image, state, createdAtNs, labels, annotations,
+      .map(({ id, sandboxId, name, attempt, image, imageRef, state, createdAtNs, labels, annotations }) => ({
+        id, sandboxId, name, attempt, image, imageRef, state, createdAtNs, labels, annotations,
       }));
   }
 

@@ -68,3 +68,28 @@ test("an announced exit of a container no longer listed is forgotten", async () 
   n.runtime.containers.set("c1", saved);
   assert.equal((await n.listed("c1")).state, "running");
 });
+
+test("image references and pod IPs come from the relists that listed them", async () => {
+  const n = node();
+  n.container("c1");
+  n.container("c2");
+  n.runtime.containers.get("c1").imageRef = "sha256:0123abcd";
+  await n.relister.relist();
+  assert.equal(n.relister.imageRefOf("c1"), "sha256:0123abcd");
+  assert.equal(n.relister.imageRefOf("c2"), undefined, "no image_ref listed");
+  assert.equal(n.relister.imageRefOf("nope"), undefined);
+  // A ready sandbox's IP is asked once, then known while it is listed.
+  const asks = () => n.runtime.calls.filter((c) => c === "PodSandboxStatus sb1").length;
+  assert.equal(n.relister.sandboxIp("sb1"), "");
+  await n.relister.relist();
+  assert.equal(asks(), 1);
+  n.runtime.containers.delete("c1");
+  const sandbox = n.runtime.sandboxes.get("sb1");
+  n.runtime.sandboxes.delete("sb1");
+  await n.relister.relist();
+  assert.equal(n.relister.imageRefOf("c1"), undefined, "gone with the container");
+  assert.equal(n.relister.sandboxIp("sb1"), undefined, "forgotten with the sandbox");
+  n.runtime.sandboxes.set("sb1", sandbox);
+  await n.relister.relist();
+  assert.equal(asks(), 2, "asked again once listed again");
+});
