@@ -165,25 +165,24 @@ export class Relister {
     const rows = containers.rows;
     // The only strings a relist makes of the containers' answer: their IDs, to find what is
     // known of each (one lookup per container, which also marks it as listed by this relist).
-    const ids: string[] = new Array(count);
+    // Kept only for the containers to inspect: the rest die young, before the awaits below
+    // (on a large node, keeping them all promoted thousands of strings a relist).
     const knownOf: (Known | undefined)[] = new Array(count);
     const states = new Uint8Array(count);
-    const toInspect: number[] = [];
+    const toInspect: { i: number; id: string }[] = [];
     for (let i = 0; i < count; i++) {
       const id = containers.string(i, CR_ID, CONTAINER_ROW);
-      ids[i] = id;
       const stateCode = rows[i * CONTAINER_ROW + CR_STATE]!;
       states[i] = stateCode;
       const known = this.known.get(id);
       if (known) known.listedIn = relist;
       knownOf[i] = known;
       if (stateCode === CREATED || stateCode === UNKNOWN) continue;
-      if (!known || known.state !== STATE_NAMES[stateCode]) toInspect.push(i);
+      if (!known || known.state !== STATE_NAMES[stateCode]) toInspect.push({ i, id });
     }
     for (let k = 0; k < toInspect.length; k += INSPECT_CONCURRENCY) {
       await Promise.all(
-        toInspect.slice(k, k + INSPECT_CONCURRENCY).map(async (i) => {
-          const id = ids[i]!;
+        toInspect.slice(k, k + INSPECT_CONCURRENCY).map(async ({ i, id }) => {
           try {
             const detail = await this.runtime.containerStatus(id);
             this.enrich(detail, containers.infoAt(i).annotations);
@@ -211,7 +210,9 @@ export class Relister {
       // A container whose details could not be read is still listed, as the runtime listed it:
       // the PLEG sees its state, and the core keeps its pod's old view (the pod is uninspected).
       details[i] = known && known.state === STATE_NAMES[states[i]!] ? known.detail : undefined;
-      const pushed = pushedExits?.get(ids[i]!);
+      if (!pushedExits) continue;
+      const id = containers.string(i, CR_ID, CONTAINER_ROW);
+      const pushed = pushedExits.get(id);
       if (pushed) {
         pushed.listedIn = relist;
         if (states[i] === RUNNING && listedAtMs - pushed.atMs < PUSHED_EXIT_TRUST_MS) {
@@ -219,7 +220,7 @@ export class Relister {
           details[i] = pushed.detail;
         } else {
           // The CRI shows the exit now (or, long after, still does not: it is believed).
-          pushedExits!.delete(ids[i]!);
+          pushedExits.delete(id);
         }
       }
     }
