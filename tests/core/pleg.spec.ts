@@ -361,6 +361,17 @@ describe("packed text (UTF-8)", () => {
     expect(packed.rangeEquals("abcdefghij-uu", start, length)).toBe(false);
     expect(packed.rangeEquals("abcdefghij-ü", start, length)).toBe(true);
     packed.free();
+    // ASCII on both sides, compared four at a time: a difference in any place of a group.
+    const ascii = packSnapshot(packedWith("0123456789abcdef", "pod"));
+    const at = ascii.containerWord(0, 0);
+    for (let i = 0; i < 16; i++) {
+      const other = "0123456789abcdef".slice(0, i) + "_" + "0123456789abcdef".slice(i + 1);
+      expect(ascii.rangeEquals(other, at, 16)).toBe(false);
+    }
+    expect(ascii.rangeEquals("0123456789abcdef", at, 16)).toBe(true);
+    // A code unit past one byte never equals a byte, even where its low byte does.
+    expect(ascii.rangeEquals("0123456789abcde\u0166", at, 16)).toBe(false);
+    ascii.free();
   });
 
   it("keeps a container found by its UTF-8 ID across relists (no spurious events)", () => {
