@@ -148,11 +148,11 @@ export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, si
 }
 
 export function agentHandleNodeStatsPacked(
-  rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, textPtr: usize, textUnits: u32, podsPtr: usize, podValues: u32,
+  rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, textPtr: usize, textBytes: u32, podsPtr: usize, podValues: u32,
   containersPtr: usize, containerValues: u32, volumesPtr: usize, volumesLen: u32,
 ): void {
   // Read in place: the lists stay in the argument arena until the end of this call.
-  const stats = unpackNodeStats(textPtr, textUnits, podsPtr, podValues, containersPtr, containerValues);
+  const stats = unpackNodeStats(textPtr, textBytes, podsPtr, podValues, containersPtr, containerValues);
   stats.signals = liftListParts<SignalObservation>(signalsPtr, signalsLen, SIGNAL_OBSERVATION_SIZE, liftSignalObservation);
   stats.volumes = liftListParts<VolumeUsage>(volumesPtr, volumesLen, VOLUME_USAGE_SIZE, liftVolumeUsage);
   resetArgumentArena();

@@ -53,13 +53,13 @@ const CONTAINER_VALUES: i32 = 3;
 
 /// Unpacks a packed-node-stats read in place (its lists are in the argument arena). Bounds are
 /// checked: a host that packs wrongly gets a trap with the reason, not a wrong decision.
-export function unpackNodeStats(textPtr: usize, textUnits: u32, podsPtr: usize, podValues: u32, containersPtr: usize, containerValues: u32): NodeStats {
+export function unpackNodeStats(textPtr: usize, textBytes: u32, podsPtr: usize, podValues: u32, containersPtr: usize, containerValues: u32): NodeStats {
   assert(podValues % <u32>POD_VALUES == 0 && containerValues % <u32>CONTAINER_VALUES == 0, "packed-node-stats: list lengths are not whole records");
   const podCount = <i32>(podValues / <u32>POD_VALUES);
   const containerCount = <i64>(containerValues / <u32>CONTAINER_VALUES);
   // Copied out as they are (the arguments live only for this call) and read in place after.
-  const text = new StaticArray<u16>(<i32>textUnits);
-  memory.copy(changetype<usize>(text), textPtr, <usize>textUnits << 1);
+  const text = new StaticArray<u8>(<i32>textBytes);
+  memory.copy(changetype<usize>(text), textPtr, <usize>textBytes);
   const values = new StaticArray<i64>(<i32>podValues);
   memory.copy(changetype<usize>(values), podsPtr, <usize>podValues << 3);
   const containers = new StaticArray<i64>(<i32>containerValues);
@@ -69,7 +69,7 @@ export function unpackNodeStats(textPtr: usize, textUnits: u32, podsPtr: usize, 
   for (let i = 0; i < podCount; i++) {
     const start = unchecked(values[i * POD_VALUES]);
     const length = unchecked(values[i * POD_VALUES + 1]);
-    assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
+    assert(start >= 0 && length >= 0 && start + length <= <i64>textBytes, "packed-node-stats: string out of range");
     const own = unchecked(values[i * POD_VALUES + 5]);
     assert(own >= 0 && next + own <= containerCount, "packed-node-stats: container count out of range");
     unchecked((starts[i] = <i32>next));
@@ -78,7 +78,7 @@ export function unpackNodeStats(textPtr: usize, textUnits: u32, podsPtr: usize, 
   for (let j = 0; j < <i32>containerCount; j++) {
     const start = unchecked(containers[j * CONTAINER_VALUES]);
     const length = unchecked(containers[j * CONTAINER_VALUES + 1]);
-    assert(start >= 0 && length >= 0 && start + length <= <i64>textUnits, "packed-node-stats: string out of range");
+    assert(start >= 0 && length >= 0 && start + length <= <i64>textBytes, "packed-node-stats: string out of range");
   }
   const stats = new NodeStats();
   stats.packed = new PackedPods(text, values, starts, new PackedContainers(text, containers));

@@ -1,7 +1,7 @@
 // AssemblyScript mirrors of the WIT types in wit/types.wit. Field order and meaning follow the
 // WIT records one to one; the canonical-ABI code in assembly/abi/ moves them across the boundary.
 
-import { unitsEqual } from "./units";
+import { unitsEqual, utf8EqualsUnits } from "./units";
 import { ContainerPort, HookRequest, Probe, ProbeHandler, ProbeRequest, ReadinessGate } from "./probe-types";
 
 export { ContainerPort, GrpcAction, HandlerTag, HookRequest, HookType, HttpGetAction, HttpHeader, Probe, ProbeHandler, ProbeOutcome, ProbeRequest, ProbeResult, ProbeType, ReadinessGate, TcpSocketAction } from "./probe-types";
@@ -457,12 +457,12 @@ export class PodUsageIn {
 /// The containers of a packed stats pass, copied out of the call's arguments: the text and
 /// three values per container (name start, name length, working set).
 export class PackedContainers {
-  constructor(public text: StaticArray<u16>, public values: StaticArray<i64>) {}
+  constructor(public text: StaticArray<u8>, public values: StaticArray<i64>) {}
 
   at(index: i32): ContainerUsage {
     const start = <i32>this.values[index * 3];
     const length = <i32>this.values[index * 3 + 1];
-    const name = length == 0 ? "" : String.UTF16.decodeUnsafe(changetype<usize>(this.text) + (<usize>start << 1), <usize>length << 1);
+    const name = length == 0 ? "" : String.UTF8.decodeUnsafe(changetype<usize>(this.text) + <usize>start, <usize>length);
     return new ContainerUsage(name, this.values[index * 3 + 2]);
   }
 }
@@ -472,7 +472,7 @@ export class PackedContainers {
 /// storage bytes, processes, containers) and where each pod's containers begin.
 export class PackedPods {
   constructor(
-    public text: StaticArray<u16>,
+    public text: StaticArray<u8>,
     public values: StaticArray<i64>,
     public containerStarts: StaticArray<i32>,
     public containers: PackedContainers,
@@ -497,7 +497,7 @@ export class NodeStats {
     if (p === null) return unchecked(this.pods[i]).uid;
     const length = <i32>unchecked(p.values[i * 6 + 1]);
     if (length == 0) return "";
-    return String.UTF16.decodeUnsafe(changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1), <usize>length << 1);
+    return String.UTF8.decodeUnsafe(changetype<usize>(p.text) + <usize>unchecked(p.values[i * 6]), <usize>length);
   }
 
   /// True when pod `i`'s uid is `uid`, without making a string of it.
@@ -514,8 +514,8 @@ export class NodeStats {
       const uid = unchecked(this.pods[i]).uid;
       return uid.length == length && unitsEqual(changetype<usize>(uid), units, <u32>length);
     }
-    if (length != <i32>unchecked(p.values[i * 6 + 1])) return false;
-    return unitsEqual(units, changetype<usize>(p.text) + (<usize>unchecked(p.values[i * 6]) << 1), <u32>length);
+    const bytes = unchecked(p.values[i * 6 + 1]);
+    return utf8EqualsUnits(units, <u32>length, changetype<usize>(p.text) + <usize>unchecked(p.values[i * 6]), <u32>bytes);
   }
 
   memoryWorkingSetBytesAt(i: i32): i64 {

@@ -1,5 +1,5 @@
 // Packs a stats pass into the core's packed-node-stats (see wit/types.wit): the pods' uids and
-// container names into one UTF-16 array, their numbers into 64-bit arrays. Typed arrays cross
+// container names into one UTF-8 array, their numbers into 64-bit arrays. Typed arrays cross
 // the component boundary as block copies; a list of records costs a call per string.
 import type { NodeStats, PackedNodeStats } from "../core-types.js";
 
@@ -12,17 +12,20 @@ const CONTAINER_VALUES = 3;
  */
 let scratch = new ArrayBuffer(0);
 
+/** The most UTF-8 bytes one UTF-16 code unit takes (a surrogate pair takes 4 for 2 units). */
+const MAX_BYTES_PER_UNIT = 3;
+
 function views(podCount: number, containerCount: number, units: number) {
   const podBytes = podCount * POD_VALUES * 8;
   const containerBytes = containerCount * CONTAINER_VALUES * 8;
-  const need = podBytes + containerBytes + units * 2;
+  const need = podBytes + containerBytes + units * MAX_BYTES_PER_UNIT;
   if (scratch.byteLength < need) scratch = new ArrayBuffer(Math.max(need, scratch.byteLength * 2));
   return {
     pods: new BigInt64Array(scratch, 0, podCount * POD_VALUES),
     podWords: new Int32Array(scratch, 0, podCount * POD_VALUES * 2),
     containers: new BigInt64Array(scratch, podBytes, containerCount * CONTAINER_VALUES),
     containerWords: new Int32Array(scratch, podBytes, containerCount * CONTAINER_VALUES * 2),
-    text: new Uint16Array(scratch, podBytes + containerBytes, units),
+    text: new Uint8Array(scratch, podBytes + containerBytes, units * MAX_BYTES_PER_UNIT),
   };
 }
 
@@ -43,8 +46,9 @@ export function packNodeStats(stats: NodeStats): PackedNodeStats {
     const p = stats.pods[i];
     const o = i * POD_VALUES;
     putSmall(podWords, o, at);
-    putSmall(podWords, o + 1, p.uid.length);
-    at = putText(text, at, p.uid);
+    const uidEnd = putText(text, at, p.uid);
+    putSmall(podWords, o + 1, uidEnd - at);
+    at = uidEnd;
     pods[o + 2] = p.memoryWorkingSetBytes;
     pods[o + 3] = p.ephemeralStorageBytes;
     pods[o + 4] = p.processCount;
@@ -52,12 +56,13 @@ export function packNodeStats(stats: NodeStats): PackedNodeStats {
     for (const c of p.containers) {
       const k = next++ * CONTAINER_VALUES;
       putSmall(containerWords, k, at);
-      putSmall(containerWords, k + 1, c.name.length);
-      at = putText(text, at, c.name);
+      const nameEnd = putText(text, at, c.name);
+      putSmall(containerWords, k + 1, nameEnd - at);
+      at = nameEnd;
       containers[k + 2] = c.memoryWorkingSetBytes;
     }
   }
-  return { signals: stats.signals, text, pods, containers, volumes: stats.volumes };
+  return { signals: stats.signals, text: text.subarray(0, at), pods, containers, volumes: stats.volumes };
 }
 
 /** Writes a non-negative number below 2^31 as 64-bit entry `index` of a 32-bit view. */
@@ -66,7 +71,35 @@ function putSmall(words: Int32Array, index: number, value: number): void {
   words[index * 2 + 1] = 0;
 }
 
-function putText(text: Uint16Array, at: number, s: string): number {
-  for (let i = 0; i < s.length; i++) text[at + i] = s.charCodeAt(i);
-  return at + s.length;
+/** Writes `s` as UTF-8 at `at` (uids and names are ASCII but for the odd one); returns the end. */
+function putText(text: Uint8Array, at: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    let unit = s.charCodeAt(i);
+    if (unit < 0x80) {
+      text[at++] = unit;
+      continue;
+    }
+    if (unit < 0x800) {
+      text[at++] = 0xc0 | (unit >> 6);
+      text[at++] = 0x80 | (unit & 0x3f);
+      continue;
+    }
+    const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+    if (unit >= 0xd800 && unit < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
+      // A surrogate pair: one code point of four bytes.
+      const point = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
+      text[at++] = 0xf0 | (point >> 18);
+      text[at++] = 0x80 | ((point >> 12) & 0x3f);
+      text[at++] = 0x80 | ((point >> 6) & 0x3f);
+      text[at++] = 0x80 | (point & 0x3f);
+      i++;
+      continue;
+    }
+    // A lone surrogate is written as U+FFFD, as TextEncoder writes it.
+    if (unit >= 0xd800 && unit < 0xe000) unit = 0xfffd;
+    text[at++] = 0xe0 | (unit >> 12);
+    text[at++] = 0x80 | ((unit >> 6) & 0x3f);
+    text[at++] = 0x80 | (unit & 0x3f);
+  }
+  return at;
 }
