@@ -2,7 +2,6 @@
 // same relist the packed form says (relist-wire-packing.ts), for the host's own readers (stats,
 // log rotation, metrics, traces). Made only when one of them asks (lazySnapshot).
 import type { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./core-types.js";
-import type { ContainerStateName } from "./cri/runtime.js";
 import {
   CONTAINER_ROW,
   CR_ATTEMPT,
@@ -27,14 +26,8 @@ import {
   ABSENT,
   SandboxRows,
 } from "./cri/list-scanning.js";
+import { CONTAINER_STATE_NAMES, int64Of } from "./cri/list-decoding.js";
 import { readGracePeriod, type ContainerFacts } from "./relist-wire-packing.js";
-
-export const STATE_NAMES: ContainerStateName[] = ["created", "running", "exited", "unknown"];
-
-/** A signed 64-bit number from its two 32-bit halves. */
-function int64(low: number, high: number): bigint {
-  return BigInt.asIntN(64, (BigInt(high) << 32n) | BigInt(low));
-}
 
 export function sandboxObservations(sandboxes: SandboxRows): SandboxObservation[] {
   const s = sandboxes.rows;
@@ -50,7 +43,7 @@ export function sandboxObservations(sandboxes: SandboxRows): SandboxObservation[
       podNamespace: sandboxes.string(i, SR_NAMESPACE, SANDBOX_ROW),
       attempt: s[r + SR_ATTEMPT]!,
       state: s[r + SR_READY] ? "ready" : "not-ready",
-      createdAtNs: int64(s[r + SR_CREATED]!, s[r + SR_CREATED + 1]!),
+      createdAtNs: int64Of(s[r + SR_CREATED + 1]!, s[r + SR_CREATED]!),
       terminationGracePeriodSeconds: hasGrace ? new BigInt64Array(grace.buffer)[0] : undefined,
     };
   }
@@ -69,13 +62,13 @@ export function containerObservations(containers: ContainerRows, facts: Containe
       podUid: containers.string(i, CR_UID_LABEL, CONTAINER_ROW),
       name: containers.string(i, CR_NAME, CONTAINER_ROW),
       attempt: c[r + CR_ATTEMPT]!,
-      state: STATE_NAMES[facts.states[i]!]!,
+      state: CONTAINER_STATE_NAMES[facts.states[i]!]!,
       image: containers.string(i, CR_IMAGE, CONTAINER_ROW),
       specHash: containers.string(i, CR_SPEC_HASH, CONTAINER_ROW),
       exitCode: detail?.exitCode ?? 0,
       reason: detail?.reason ?? "",
       message: detail?.message ?? "",
-      createdAtNs: int64(c[r + CR_CREATED]!, c[r + CR_CREATED + 1]!),
+      createdAtNs: int64Of(c[r + CR_CREATED + 1]!, c[r + CR_CREATED]!),
       startedAtNs: detail?.startedAtNs ?? 0n,
       finishedAtNs: detail?.finishedAtNs ?? 0n,
     };

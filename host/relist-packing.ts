@@ -5,10 +5,11 @@
 // own small segment and lays unchanged segments end to end (assembleSnapshot).
 import type { ContainerObservation, PackedSnapshot, RuntimeSnapshot, SandboxObservation } from "./core-types.js";
 
-const SANDBOX_WORDS = 10;
-const SANDBOX_NUMBERS = 2;
-const CONTAINER_WORDS = 18;
-const CONTAINER_NUMBERS = 4;
+/** The packed layout (mirrors assembly/core/packed.ts): words and numbers per object. */
+export const SANDBOX_WORDS = 10;
+export const SANDBOX_NUMBERS = 2;
+export const CONTAINER_WORDS = 18;
+export const CONTAINER_NUMBERS = 4;
 const SANDBOX_STRINGS = 4;
 const CONTAINER_STRINGS = 8;
 /** Longer strings (IDs) are written by Buffer's native UTF-8 writer; shorter ones by hand. */

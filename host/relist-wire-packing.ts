@@ -30,11 +30,7 @@ import {
   SandboxRows,
 } from "./cri/list-scanning.js";
 
-// Mirrors assembly/core/packed.ts (and relist-packing.ts).
-const SANDBOX_WORDS = 10;
-const SANDBOX_NUMBERS = 2;
-const CONTAINER_WORDS = 18;
-const CONTAINER_NUMBERS = 4;
+import { CONTAINER_NUMBERS, CONTAINER_WORDS, SANDBOX_NUMBERS, SANDBOX_WORDS } from "./relist-packing.js";
 
 type Utf8Buffer = Buffer & { utf8Write(value: string, offset: number): number; latin1Slice(start: number, end: number): string };
 

@@ -6,7 +6,8 @@
 import type { PackedSnapshot, RuntimeSnapshot } from "./core-types.js";
 import { ContainerDetail, LABEL_MANAGED_BY, Runtime } from "./cri/runtime.js";
 import { CONTAINER_ROW, CR_ID, CR_STATE, CR_UID_LABEL, ContainerRows, SANDBOX_ROW, SR_ID, SR_READY, SandboxRows } from "./cri/list-scanning.js";
-import { STATE_NAMES, lazySnapshot } from "./relist-observations.js";
+import { CONTAINER_STATE_NAMES as STATE_NAMES } from "./cri/list-decoding.js";
+import { lazySnapshot } from "./relist-observations.js";
 import { KnownDetail, WirePacker } from "./relist-wire-packing.js";
 
 import type { TaskExit } from "./cri/runtime-events.js";

@@ -10,12 +10,13 @@ import type { ContainerInfo, ContainerStateName, SandboxInfo } from "./runtime.j
 /** What a malformed answer throws: names the message and where it broke. */
 export class WireError extends Error {}
 
-const CONTAINER_STATE_NAMES: ContainerStateName[] = ["created", "running", "exited", "unknown"];
+/** CRI ContainerState by its number. */
+export const CONTAINER_STATE_NAMES: ContainerStateName[] = ["created", "running", "exited", "unknown"];
 
 /** Node.js's UTF-8 reader without `toString`'s argument handling (it runs for every string). */
 type Utf8Buffer = Buffer & { utf8Slice?(start: number, end: number): string };
 
-function utf8(bytes: Utf8Buffer, start: number, end: number): string {
+export function utf8(bytes: Utf8Buffer, start: number, end: number): string {
   return bytes.utf8Slice ? bytes.utf8Slice(start, end) : bytes.toString("utf8", start, end);
 }
 
@@ -28,7 +29,8 @@ const HIGH_PLACES = [2 ** 3, 2 ** 10, 2 ** 17, 2 ** 24, 2 ** 31];
 let lastHigh = -1;
 let lastHighShifted = 0n;
 
-function int64Of(high: number, low: number): bigint {
+/** A signed 64-bit number from its two 32-bit halves. */
+export function int64Of(high: number, low: number): bigint {
   if (high !== lastHigh) {
     lastHigh = high;
     lastHighShifted = BigInt(high) << 32n;

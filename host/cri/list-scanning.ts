@@ -5,15 +5,17 @@
 // unknown fields are skipped; a malformed answer throws a WireError, as list-decoding.ts does.
 // One object's whole record is read again on demand (infoAt) for what a row leaves out.
 import { ANNOTATION_GRACE_PERIOD, ANNOTATION_SPEC_HASH, ContainerInfo, LABEL_POD_UID, SandboxInfo } from "./runtime.js";
-import { Reader, readContainer, readSandbox } from "./list-decoding.js";
+import { Reader, readContainer, readSandbox, utf8 } from "./list-decoding.js";
 
 /** A row's start word of a string that the answer did not carry (a label or annotation). */
 export const ABSENT = 0xffffffff;
 
+/** Word 0 and 1 of every row: the object's own message range (start, end) in the answer. */
+const ROW_MESSAGE = 0;
+
 // Sandbox rows: 18 words.
 export const SANDBOX_ROW = 18;
-/** The PodSandbox message's own range (start, end) in the answer. */
-export const SR_MESSAGE = 0;
+export const SR_MESSAGE = ROW_MESSAGE;
 /** Strings: start and length words each. */
 export const SR_ID = 2;
 export const SR_NAME = 4;
@@ -31,7 +33,7 @@ export const SR_GRACE = 16;
 
 // Container rows: 18 words.
 export const CONTAINER_ROW = 18;
-export const CR_MESSAGE = 0;
+export const CR_MESSAGE = ROW_MESSAGE;
 export const CR_ID = 2;
 export const CR_SANDBOX_ID = 4;
 export const CR_NAME = 6;
@@ -63,11 +65,11 @@ abstract class Rows {
     const start = this.rows[i * rowWords + word]!;
     const length = this.rows[i * rowWords + word + 1]!;
     if (start === ABSENT || length === 0) return "";
-    return (this.bytes as Buffer & { utf8Slice(s: number, e: number): string }).utf8Slice(start, start + length);
+    return utf8(this.bytes, start, start + length);
   }
 
   protected reader(i: number, rowWords: number, what: string): Reader {
-    return new Reader(this.bytes, what, this.rows[i * rowWords + SR_MESSAGE]!, this.rows[i * rowWords + SR_MESSAGE + 1]!);
+    return new Reader(this.bytes, what, this.rows[i * rowWords + ROW_MESSAGE]!, this.rows[i * rowWords + ROW_MESSAGE + 1]!);
   }
 }
 

@@ -71,35 +71,15 @@ function putSmall(words: Int32Array, index: number, value: number): void {
   words[index * 2 + 1] = 0;
 }
 
-/** Writes `s` as UTF-8 at `at` (uids and names are ASCII but for the odd one); returns the end. */
+const encoder = new TextEncoder();
+
+/** Writes `s` as UTF-8 at `at` (uids and names are ASCII once validated); returns the end. */
 function putText(text: Uint8Array, at: number, s: string): number {
   for (let i = 0; i < s.length; i++) {
-    let unit = s.charCodeAt(i);
-    if (unit < 0x80) {
-      text[at++] = unit;
-      continue;
-    }
-    if (unit < 0x800) {
-      text[at++] = 0xc0 | (unit >> 6);
-      text[at++] = 0x80 | (unit & 0x3f);
-      continue;
-    }
-    const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-    if (unit >= 0xd800 && unit < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
-      // A surrogate pair: one code point of four bytes.
-      const point = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
-      text[at++] = 0xf0 | (point >> 18);
-      text[at++] = 0x80 | ((point >> 12) & 0x3f);
-      text[at++] = 0x80 | ((point >> 6) & 0x3f);
-      text[at++] = 0x80 | (point & 0x3f);
-      i++;
-      continue;
-    }
-    // A lone surrogate is written as U+FFFD, as TextEncoder writes it.
-    if (unit >= 0xd800 && unit < 0xe000) unit = 0xfffd;
-    text[at++] = 0xe0 | (unit >> 12);
-    text[at++] = 0x80 | ((unit >> 6) & 0x3f);
-    text[at++] = 0x80 | (unit & 0x3f);
+    const unit = s.charCodeAt(i);
+    // Anything else is the encoder's (the buffer has room for three bytes per code unit).
+    if (unit >= 0x80) return at - i + encoder.encodeInto(s, text.subarray(at - i)).written;
+    text[at++] = unit;
   }
   return at;
 }
