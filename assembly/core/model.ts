@@ -135,6 +135,9 @@ export class SandboxObservation {
   createdAtNs: i64 = 0;
   hasGracePeriod: bool = false;
   terminationGracePeriodSeconds: i64 = 0;
+  /// The PLEG's serial of this sandbox's ID when read from a relist (see Pleg.sandboxSerialAt);
+  /// 0 when made here. Lets the next relist find this object without comparing IDs.
+  relistSerial: u64 = 0;
 }
 
 export const enum ContainerState {
@@ -162,6 +165,9 @@ export class ContainerObservation {
   /// The PLEG's fingerprint of the container when read from a relist (never 0); 0 when made or
   /// changed here. A later relist with the same fingerprint keeps this object as it is.
   relistFingerprint: u64 = 0;
+  /// The PLEG's serial of this container's ID when read from a relist (see
+  /// Pleg.containerSerialAt); 0 when made here.
+  relistSerial: u64 = 0;
 }
 
 export class RuntimeSnapshot {

@@ -151,10 +151,11 @@ export class PackedSnapshot {
     return this.string(start, length);
   }
 
-  /// True when sandbox `index` says exactly what `previous` says.
-  sandboxUnchanged(index: i32, previous: SandboxObservation): bool {
+  /// True when sandbox `index` says exactly what `previous` says (`sameId`: its ID is known to
+  /// be `previous`'s).
+  sandboxUnchanged(index: i32, previous: SandboxObservation, sameId: bool = false): bool {
     const flags = this.sandboxWord(index, S_FLAGS);
-    return this.rangeEquals(previous.id, this.sandboxWord(index, S_ID), this.sandboxWord(index, S_ID + 1)) &&
+    return (sameId || this.rangeEquals(previous.id, this.sandboxWord(index, S_ID), this.sandboxWord(index, S_ID + 1))) &&
       previous.attempt == this.sandboxWord(index, S_ATTEMPT) &&
       (previous.state == 0) == ((flags & S_FLAG_READY) != 0) &&
       previous.createdAtNs == this.sandboxNumber(index, 0) &&

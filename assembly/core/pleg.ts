@@ -92,6 +92,9 @@ export function countEvents(oldState: PlegState, newState: PlegState): i32 {
   idBytes: u32;
   /// Index in the last relist's list of its kind (sandboxes or containers).
   position: u32;
+  /// Unique among every entry this PLEG ever made (addresses are reused, serials never): an
+  /// observation made from this entry keeps it to be found again without comparing IDs.
+  serial: u64;
 
   @inline get idPtr(): usize {
     return changetype<usize>(this) + offsetof<Entry>();
@@ -229,6 +232,8 @@ export class Pleg {
   private aheadSink: u64 = 0;
   /// Relists recognised as byte-identical to the last one.
   unchangedCount: u64 = 0;
+  /// The serial of the newest entry (see Entry.serial).
+  private lastSerial: u64 = 0;
 
   /// The index after `index` in its pod's chain of sandboxes (-1: the last).
   @inline nextSandbox(index: i32): i32 {
@@ -252,6 +257,17 @@ export class Pleg {
     const out: i32[] = [];
     for (let i = slot.firstContainer; i >= 0; i = this.nextContainer(i)) out.push(i);
     return out;
+  }
+
+  /// The serial of the entry of the last relist's sandbox `index` (see Entry.serial); 0 for an
+  /// object that relist listed twice. Equal serials are the same ID of the same pod.
+  sandboxSerialAt(index: i32): u64 {
+    return serialOf(this.sandboxes.at(index));
+  }
+
+  /// The serial of the entry of the last relist's container `index` (see sandboxSerialAt).
+  containerSerialAt(index: i32): u64 {
+    return serialOf(this.containers.at(index));
   }
 
   /// The fingerprint of the last relist's container `index` (see containerFingerprint).
@@ -498,6 +514,7 @@ export class Pleg {
       e.state = PlegState.NonExistent;
       e.idBytes = idLength;
       e.position = NEW_POSITION;
+      e.serial = ++this.lastSerial;
       memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength);
       this.link(ptr);
       this.touch(slot, generation, diff);
@@ -664,6 +681,11 @@ function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
 
 @inline function cellEntry(c: u64): usize {
   return <usize>(c & 0xffffffff);
+}
+
+@inline function serialOf(c: u64): u64 {
+  const ptr = cellEntry(c);
+  return ptr == 0 ? 0 : changetype<Entry>(ptr).serial;
 }
 
 function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: u32, length: u32): usize {

@@ -194,20 +194,32 @@ export class RelistIntake {
     if (slot !== null) {
       const pleg = this.pleg;
       for (let index = slot.firstSandbox; index >= 0; index = pleg.nextSandbox(index)) {
-        const previous = findSandboxAt(rec, snapshot, index);
-        sandboxes.push(previous !== null && snapshot.sandboxUnchanged(index, previous) ? previous : snapshot.materializeSandbox(index));
+        const serial = pleg.sandboxSerialAt(index);
+        let previous = sandboxBySerial(rec, serial);
+        const sameEntry = previous !== null;
+        if (!sameEntry) previous = findSandboxAt(rec, snapshot, index);
+        let s: SandboxObservation;
+        if (previous !== null && snapshot.sandboxUnchanged(index, previous, sameEntry)) s = previous;
+        else s = snapshot.materializeSandbox(index);
+        s.relistSerial = serial;
+        sandboxes.push(s);
       }
       for (let index = slot.firstContainer; index >= 0; index = pleg.nextContainer(index)) {
-        const previous = findContainerAt(rec, snapshot, index);
+        const serial = pleg.containerSerialAt(index);
+        let previous = containerBySerial(rec, serial);
+        if (previous === null) previous = findContainerAt(rec, snapshot, index);
         const fingerprint = pleg.fingerprintAt(index);
+        let c: ContainerObservation;
         if (previous !== null && previous.relistFingerprint != 0) {
           // Read from a relist before and not changed here since: only what can change while
           // the ID stays is read again, into the same object (no garbage on a busy node).
           if (previous.relistFingerprint != fingerprint) snapshot.refreshContainer(index, previous, fingerprint);
-          containers.push(previous);
+          c = previous;
         } else {
-          containers.push(snapshot.materializeContainer(index, previous, fingerprint));
+          c = snapshot.materializeContainer(index, previous, fingerprint);
         }
+        c.relistSerial = serial;
+        containers.push(c);
       }
     }
     refill<SandboxObservation>(rec.sandboxes, sandboxes);
@@ -241,12 +253,37 @@ function refill<T>(into: T[], from: T[]): void {
   from.length = 0;
 }
 
-/// The pod's current observation of the sandbox at `index` of the snapshot, by ID.
+/// The pod's observation read from the PLEG entry `serial` (the same ID), if it has one: found
+/// without reading any ID (each a cache miss or two on a large node).
+function sandboxBySerial(rec: PodRecord, serial: u64): SandboxObservation | null {
+  if (serial == 0) return null;
+  const list = rec.sandboxes;
+  for (let i = 0, n = list.length; i < n; i++) {
+    const s = unchecked(list[i]);
+    if (s.relistSerial == serial) return s;
+  }
+  return null;
+}
+
+function containerBySerial(rec: PodRecord, serial: u64): ContainerObservation | null {
+  if (serial == 0) return null;
+  const list = rec.containers;
+  for (let i = 0, n = list.length; i < n; i++) {
+    const c = unchecked(list[i]);
+    if (c.relistSerial == serial) return c;
+  }
+  return null;
+}
+
+/// The pod's current observation of the sandbox at `index` of the snapshot, by ID (one made
+/// here, or read before the PLEG last made the ID's entry anew).
 function findSandboxAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): SandboxObservation | null {
   const start = snapshot.sandboxWord(index, S_ID);
   const length = snapshot.sandboxWord(index, S_ID + 1);
-  for (let i = 0; i < rec.sandboxes.length; i++) {
-    if (snapshot.rangeEquals(rec.sandboxes[i].id, start, length)) return rec.sandboxes[i];
+  const list = rec.sandboxes;
+  for (let i = 0, n = list.length; i < n; i++) {
+    const s = unchecked(list[i]);
+    if (snapshot.rangeEquals(s.id, start, length)) return s;
   }
   return null;
 }
@@ -254,8 +291,10 @@ function findSandboxAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): Sa
 function findContainerAt(rec: PodRecord, snapshot: PackedSnapshot, index: i32): ContainerObservation | null {
   const start = snapshot.containerWord(index, C_ID);
   const length = snapshot.containerWord(index, C_ID + 1);
-  for (let i = 0; i < rec.containers.length; i++) {
-    if (snapshot.rangeEquals(rec.containers[i].id, start, length)) return rec.containers[i];
+  const list = rec.containers;
+  for (let i = 0, n = list.length; i < n; i++) {
+    const c = unchecked(list[i]);
+    if (snapshot.rangeEquals(c.id, start, length)) return c;
   }
   return null;
 }

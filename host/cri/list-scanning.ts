@@ -4,53 +4,12 @@
 // makes only the strings it needs itself (container IDs). Field numbers are CRI runtime.v1's;
 // unknown fields are skipped; a malformed answer throws a WireError, as list-decoding.ts does.
 // One object's whole record is read again on demand (infoAt) for what a row leaves out.
-import { ANNOTATION_GRACE_PERIOD, ANNOTATION_SPEC_HASH, ContainerInfo, LABEL_POD_UID, SandboxInfo } from "./runtime.js";
+import type { ContainerInfo, SandboxInfo } from "./runtime.js";
 import { Reader, readContainer, readSandbox, utf8 } from "./list-decoding.js";
 
-/** A row's start word of a string that the answer did not carry (a label or annotation). */
-export const ABSENT = 0xffffffff;
-
-/** Word 0 and 1 of every row: the object's own message range (start, end) in the answer. */
-const ROW_MESSAGE = 0;
-
-// Sandbox rows: 18 words.
-export const SANDBOX_ROW = 18;
-export const SR_MESSAGE = ROW_MESSAGE;
-/** Strings: start and length words each. */
-export const SR_ID = 2;
-export const SR_NAME = 4;
-export const SR_UID = 6;
-export const SR_NAMESPACE = 8;
-export const SR_ATTEMPT = 10;
-/** 1 ready, 0 not ready. */
-export const SR_READY = 11;
-/** created_at: low and high 32 bits. */
-export const SR_CREATED = 12;
-/** The pod UID label's value (start ABSENT: no such label). */
-export const SR_UID_LABEL = 14;
-/** The grace period annotation's value (start ABSENT: no such annotation). */
-export const SR_GRACE = 16;
-
-// Container rows: 18 words.
-export const CONTAINER_ROW = 18;
-export const CR_MESSAGE = ROW_MESSAGE;
-export const CR_ID = 2;
-export const CR_SANDBOX_ID = 4;
-export const CR_NAME = 6;
-export const CR_IMAGE = 8;
-/** The pod UID label's value (length 0 when absent: the relist lists "" then). */
-export const CR_UID_LABEL = 10;
-/** The spec hash annotation's value (length 0 when absent). */
-export const CR_SPEC_HASH = 12;
-export const CR_ATTEMPT = 14;
-/** CRI ContainerState: 0 created, 1 running, 2 exited, 3 unknown (anything else reads as 3). */
-export const CR_STATE = 15;
-export const CR_CREATED = 16;
-
-const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
-const POD_UID_KEY = keyBytes(LABEL_POD_UID);
-const SPEC_HASH_KEY = keyBytes(ANNOTATION_SPEC_HASH);
-const GRACE_KEY = keyBytes(ANNOTATION_GRACE_PERIOD);
+export * from "./scan-layout.js";
+import { ABSENT, CONTAINER_ROW, CR_ATTEMPT, CR_CREATED, CR_ID, CR_IMAGE, CR_MESSAGE, CR_NAME, CR_SANDBOX_ID, CR_SPEC_HASH, CR_STATE, CR_UID_LABEL, ROW_MESSAGE, SANDBOX_ROW, SR_ATTEMPT, SR_CREATED, SR_GRACE, SR_ID, SR_MESSAGE, SR_NAME, SR_NAMESPACE, SR_READY, SR_UID, SR_UID_LABEL } from "./scan-layout.js";
+import { commonMapEntry, fastContainer, fastCount, fastSandbox, GRACE_KEY, isKey, POD_UID_KEY, SPEC_HASH_KEY } from "./list-scanning-fast.js";
 
 /** An answer's bytes and one row per listed object. */
 abstract class Rows {
@@ -87,13 +46,6 @@ export class ContainerRows extends Rows {
   }
 }
 
-/** True when the `length` bytes at `start` are `key`. */
-function isKey(bytes: Buffer, start: number, length: number, key: Uint8Array): boolean {
-  if (length !== key.length) return false;
-  for (let i = length - 1; i >= 0; i--) if (bytes[start + i] !== key[i]) return false;
-  return true;
-}
-
 /** Records a string field's range (its tag already read) at `rows[at]`, `rows[at + 1]`. */
 function range(r: Reader, rows: Uint32Array, at: number): void {
   const end = r.delimitedEnd();
@@ -109,20 +61,9 @@ function range(r: Reader, rows: Uint32Array, at: number): void {
 function mapEntry(r: Reader, rows: Uint32Array, key: Uint8Array, at: number): void {
   const entryEnd = r.delimitedEnd();
   const bytes = r.bytes;
-  // The common entry, as every runtime writes it: key (field 1) then value (field 2), each
-  // shorter than 128 bytes. Anything else is read field by field below.
-  const start = r.at;
-  if (start + 2 <= entryEnd && bytes[start] === 0x0a && bytes[start + 1]! < 0x80) {
-    const keyStart = start + 2;
-    const keyEnd = keyStart + bytes[start + 1]!;
-    if (keyEnd + 2 <= entryEnd && bytes[keyEnd] === 0x12 && bytes[keyEnd + 1]! < 0x80 && keyEnd + 2 + bytes[keyEnd + 1]! === entryEnd) {
-      if (isKey(bytes, keyStart, keyEnd - keyStart, key)) {
-        rows[at] = keyEnd + 2;
-        rows[at + 1] = entryEnd - keyEnd - 2;
-      }
-      r.at = entryEnd;
-      return;
-    }
+  if (commonMapEntry(bytes, r.at, entryEnd, key, rows, at)) {
+    r.at = entryEnd;
+    return;
   }
   const messageEnd = r.end;
   r.end = entryEnd;
@@ -152,7 +93,8 @@ function mapEntry(r: Reader, rows: Uint32Array, key: Uint8Array, at: number): vo
   }
 }
 
-function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
+/** A sandbox's row, read field by field: any layout protobuf allows, and errors for what it does not. */
+export function generalSandbox(r: Reader, rows: Uint32Array, row: number): void {
   rows[row + SR_MESSAGE] = r.at;
   rows[row + SR_MESSAGE + 1] = r.end;
   rows[row + SR_READY] = 1;
@@ -198,7 +140,8 @@ function scanSandbox(r: Reader, rows: Uint32Array, row: number): void {
   }
 }
 
-function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
+/** A container's row, read field by field (see generalSandbox). */
+export function generalContainer(r: Reader, rows: Uint32Array, row: number): void {
   rows[row + CR_MESSAGE] = r.at;
   rows[row + CR_MESSAGE + 1] = r.end;
   while (r.at < r.end) {
@@ -247,21 +190,30 @@ function scanContainer(r: Reader, rows: Uint32Array, row: number): void {
 }
 
 /** How many elements of repeated message field 1 the answer holds (a pass over their headers). */
-function countElements(r: Reader): number {
-  let count = 0;
+function countElements(bytes: Buffer, what: string): number {
+  const count = fastCount(bytes);
+  if (count >= 0) return count;
+  const r = new Reader(bytes, what, 0, bytes.length);
+  let general = 0;
   while (r.at < r.end) {
     const tag = r.uint32();
-    if (tag === 0x0a) count++;
+    if (tag === 0x0a) general++;
     r.skip(tag & 7);
   }
-  return count;
+  return general;
 }
 
-/** Rows of every element of repeated message field 1, the only field of both answers. */
-function scanList(bytes: Buffer, what: string, element: string, rowWords: number, scan: (r: Reader, rows: Uint32Array, row: number) => void): { rows: Uint32Array; count: number } {
+type FastScan = (bytes: Uint8Array, at: number, end: number, rows: Uint32Array, row: number) => boolean;
+type GeneralScan = (r: Reader, rows: Uint32Array, row: number) => void;
+
+/**
+ * Rows of every element of repeated message field 1, the only field of both answers: each by
+ * `fast`, or where it gives up by `general` on a cleared row.
+ */
+function scanList(bytes: Buffer, what: string, element: string, rowWords: number, fast: FastScan, general: GeneralScan): { rows: Uint32Array; count: number } {
   // Sized exactly: a guess from the answer's size was several times too large, which the
   // allocator then kept as the agent's resident memory.
-  const rows = new Uint32Array(countElements(new Reader(bytes, what, 0, bytes.length)) * rowWords);
+  const rows = new Uint32Array(countElements(bytes, what) * rowWords);
   const r = new Reader(bytes, what, 0, bytes.length);
   let count = 0;
   const inner = new Reader(bytes, element, 0, 0);
@@ -272,9 +224,13 @@ function scanList(bytes: Buffer, what: string, element: string, rowWords: number
       continue;
     }
     const end = r.delimitedEnd();
-    inner.at = r.at;
-    inner.end = end;
-    scan(inner, rows, count * rowWords);
+    const row = count * rowWords;
+    if (!fast(bytes, r.at, end, rows, row)) {
+      rows.fill(0, row, row + rowWords);
+      inner.at = r.at;
+      inner.end = end;
+      general(inner, rows, row);
+    }
     count++;
     r.at = end;
   }
@@ -283,12 +239,12 @@ function scanList(bytes: Buffer, what: string, element: string, rowWords: number
 
 /** A ListPodSandboxResponse's sandboxes as rows. */
 export function scanSandboxList(bytes: Buffer): SandboxRows {
-  const { rows, count } = scanList(bytes, "ListPodSandboxResponse", "PodSandbox", SANDBOX_ROW, scanSandbox);
+  const { rows, count } = scanList(bytes, "ListPodSandboxResponse", "PodSandbox", SANDBOX_ROW, fastSandbox, generalSandbox);
   return new SandboxRows(bytes, rows, count);
 }
 
 /** A ListContainersResponse's containers as rows. */
 export function scanContainerList(bytes: Buffer): ContainerRows {
-  const { rows, count } = scanList(bytes, "ListContainersResponse", "Container", CONTAINER_ROW, scanContainer);
+  const { rows, count } = scanList(bytes, "ListContainersResponse", "Container", CONTAINER_ROW, fastContainer, generalContainer);
   return new ContainerRows(bytes, rows, count);
 }

@@ -259,6 +259,39 @@ describe("Pleg.relist", () => {
     expect(relist(pleg, [], [container("b", "p2", ContainerState.Running), container("a", "p1", ContainerState.Running)]).length).toBe(0);
   });
 
+  it("gives each ID's entry a serial that stays while the entry lives and is never given again", () => {
+    const pleg = new Pleg();
+    relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("a", "p1", ContainerState.Running), container("b", "p1", ContainerState.Running)]);
+    const a = pleg.containerSerialAt(0);
+    const b = pleg.containerSerialAt(1);
+    const s1 = pleg.sandboxSerialAt(0);
+    expect(a).not.toBe(0);
+    expect(b).not.toBe(a);
+    expect(s1).not.toBe(a);
+    expect(s1).not.toBe(b);
+    // Listed in another order, one exited: the same entries, the same serials at their new places.
+    relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("b", "p1", ContainerState.Running), container("a", "p1", ContainerState.Exited)]);
+    expect(pleg.containerSerialAt(0)).toBe(b);
+    expect(pleg.containerSerialAt(1)).toBe(a);
+    expect(pleg.sandboxSerialAt(0)).toBe(s1);
+    // "b" listed for another pod is another object; "a" gone and back is another object: new
+    // serials, though the entries may take the freed entries' addresses.
+    relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("b", "p2", ContainerState.Running)]);
+    const b2 = pleg.containerSerialAt(0);
+    expect(b2).not.toBe(b);
+    expect(b2).not.toBe(a);
+    relist(pleg, [sandbox("s1", "p1", SandboxState.Ready)], [container("b", "p2", ContainerState.Running), container("a", "p1", ContainerState.Exited)]);
+    expect(pleg.containerSerialAt(0)).toBe(b2);
+    const a2 = pleg.containerSerialAt(1);
+    expect(a2).not.toBe(a);
+    expect(a2).not.toBe(b);
+    expect(a2).not.toBe(b2);
+    // A duplicate within one relist has no entry of its own: serial 0.
+    relist(pleg, [], [container("a", "p1", ContainerState.Exited), container("a", "p1", ContainerState.Exited)]);
+    expect(pleg.containerSerialAt(0)).toBe(a2);
+    expect(pleg.containerSerialAt(1)).toBe(0);
+  });
+
   it("keeps many objects apart (hash table growth and probing)", () => {
     const pleg = new Pleg();
     const containers: ContainerObservation[] = [];

@@ -8,7 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as protoLoader from "@grpc/proto-loader";
 import { decodeContainerList, decodeSandboxList, WireError } from "../../dist/cri/list-decoding.js";
-import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
+import { CONTAINER_ROW, generalContainer, generalSandbox, SANDBOX_ROW, scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
+import { fastContainer, fastSandbox } from "../../dist/cri/list-scanning-fast.js";
+import { Reader } from "../../dist/cri/list-decoding.js";
 import { WirePacker } from "../../dist/relist-wire-packing.js";
 import { lazySnapshot } from "../../dist/relist-observations.js";
 import { packSnapshot } from "../../dist/relist-packing.js";
@@ -55,7 +57,7 @@ function answers(seed) {
     const hash = maybe(text());
     if (hash !== undefined) annotations[HASH] = hash;
     return {
-      id: `c-${i}-${text()}`, podSandboxId: text(), metadata: { name: text(), attempt: Math.floor(r() * 2 ** 31) },
+      id: `c-${i}-${text()}`, podSandboxId: text(), metadata: { name: text(), attempt: pick([0, 1, 3, 200, Math.floor(r() * 2 ** 31)]) },
       image: { image: text() }, imageRef: pick(["", "sha256:abc"]), state: pick(["CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED", "CONTAINER_UNKNOWN"]),
       createdAt: big(), labels, annotations,
     };
@@ -124,6 +126,141 @@ test("packed from the answers as they came: the same relist as decoding and pack
     objects += sandboxes.count + containers.count;
   }
   assert.ok(objects > 1000, `${objects} objects compared`);
+});
+
+/** Each element's (start, end) in a list answer (repeated field 1). */
+function elements(bytes) {
+  const out = [];
+  let at = 0;
+  while (at < bytes.length) {
+    at++; // the tag: 0x0a in every answer these tests encode
+    let length = 0;
+    for (let place = 1; ; place *= 128) {
+      const byte = bytes[at++];
+      length += (byte & 0x7f) * place;
+      if (byte < 0x80) break;
+    }
+    out.push([at, at + length]);
+    at += length;
+  }
+  return out;
+}
+
+/**
+ * Scans one message with the fast scanner and, on the same bytes, with the general one: where
+ * the fast one takes the message, the rows must be the same. Returns whether it took it.
+ */
+function sameAsGeneral(bytes, start, end, fast, general, rowWords, what) {
+  const fastRow = new Uint32Array(rowWords);
+  const generalRow = new Uint32Array(rowWords);
+  if (!fast(bytes, start, end, fastRow, 0)) return false;
+  general(new Reader(bytes, what, start, end), generalRow, 0);
+  assert.deepEqual([...fastRow], [...generalRow], `${what} at ${start}: ${bytes.subarray(start, end).toString("hex")}`);
+  return true;
+}
+
+/** A varint's bytes; `padded` writes a small value in one byte more than it needs. */
+function varint(value, padded = false) {
+  const out = [];
+  while (value >= 0x80) {
+    out.push((value % 128) | 0x80);
+    value = Math.floor(value / 128);
+  }
+  if (padded) out.push(value | 0x80, 0);
+  else out.push(value);
+  return out;
+}
+
+/** A message of random fields of the kinds the list answers hold (see its use). */
+function randomMessage(r, depth) {
+  const pick = (xs) => xs[Math.floor(r() * xs.length)];
+  const out = [];
+  for (let n = 1 + Math.floor(r() * 6); n > 0; n--) {
+    const tag = pick([0x0a, 0x12, 0x1a, 0x22, 0x2a, 0x32, 0x3a, 0x42, 0x4a, 0x10, 0x18, 0x20, 0x30, 0x38, 0x09, 0x0d]);
+    out.push(tag);
+    const wire = tag & 7;
+    if (wire === 0) {
+      const value = pick([0, 1, 3, 127, 128, 300, 2 ** 31, 2 ** 35, 2 ** 52]);
+      const bytes = r() < 0.1 ? [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01] : varint(value);
+      out.push(...(r() < 0.05 ? bytes.slice(0, -1) : bytes));
+    } else if (wire === 1) out.push(...Array.from({ length: 8 }, () => Math.floor(r() * 256)));
+    else if (wire === 5) out.push(...Array.from({ length: 4 }, () => Math.floor(r() * 256)));
+    else {
+      let body;
+      const kind = r();
+      if (kind < 0.35 && depth < 1) body = randomMessage(r, depth + 1);
+      else if (kind < 0.75) {
+        const key = [...Buffer.from(pick([UID, GRACE, HASH, "other", ""]))];
+        const value = [...Buffer.from(pick(["", "30", "u-1", "x".repeat(130)]))];
+        body = r() < 0.7 ? [0x0a, ...varint(key.length), ...key, 0x12, ...varint(value.length), ...value] : [0x12, ...varint(value.length), ...value, 0x0a, ...varint(key.length), ...key];
+        if (r() < 0.2) body.push(...pick([[0x12, 0x01, 0x41], [0x18, 0x01], [0x0a, 0x00]]));
+      } else body = Array.from({ length: Math.floor(r() * 6) }, () => Math.floor(r() * 256));
+      const length = Math.max(0, body.length + pick([0, 0, 0, 0, 0, 0, -1, 1]));
+      out.push(...varint(length, r() < 0.1), ...body);
+    }
+  }
+  return Buffer.from(out);
+}
+
+test("the fast scanners read every message they take as the general ones do, and leave the rest to them", () => {
+  const taken = { sandboxes: 0, containers: 0 };
+  const left = { sandboxes: 0, containers: 0 };
+  for (let seed = 1; seed <= 300; seed++) {
+    const { sandboxBytes, containerBytes } = answers(seed);
+    for (const [start, end] of elements(sandboxBytes)) {
+      if (sameAsGeneral(sandboxBytes, start, end, fastSandbox, generalSandbox, SANDBOX_ROW, "PodSandbox")) taken.sandboxes++;
+      else left.sandboxes++;
+    }
+    for (const [start, end] of elements(containerBytes)) {
+      if (sameAsGeneral(containerBytes, start, end, fastContainer, generalContainer, CONTAINER_ROW, "Container")) taken.containers++;
+      else left.containers++;
+    }
+  }
+  // Both ways are taken: large attempts, negative timestamps and long strings go the general way.
+  for (const kind of ["sandboxes", "containers"]) assert.ok(taken[kind] > 100 && left[kind] > 10, `${kind}: ${taken[kind]} taken, ${left[kind]} left`);
+
+  // Timestamps at the edges of the nine bytes the fast scanners read; attempts of one byte and more.
+  const times = ["0", "1", "127", "128", "4294967295", "4294967296", "9007199254740993", "1764000000123456789", "9223372036854775807", "-1", "-9223372036854775808"];
+  for (const createdAt of times) {
+    for (const attempt of [0, 127, 128, 2 ** 31]) {
+      const sandboxBytes = encodeSandboxes([{ id: "s", metadata: { name: "n", uid: "u", namespace: "ns", attempt }, state: "SANDBOX_NOTREADY", createdAt, labels: { [UID]: "u" }, annotations: { [GRACE]: "30" } }]);
+      const containerBytes = encodeContainers([{ id: "c", podSandboxId: "s", metadata: { name: "n", attempt }, image: { image: "i" }, state: "CONTAINER_EXITED", createdAt, labels: { [UID]: "u" }, annotations: { [HASH]: "h" } }]);
+      const [[ss, se]] = elements(sandboxBytes);
+      const [[cs, ce]] = elements(containerBytes);
+      const expectTaken = !createdAt.startsWith("-") && attempt < 128;
+      assert.equal(sameAsGeneral(sandboxBytes, ss, se, fastSandbox, generalSandbox, SANDBOX_ROW, "PodSandbox"), expectTaken, `sandbox ${createdAt} ${attempt}`);
+      assert.equal(sameAsGeneral(containerBytes, cs, ce, fastContainer, generalContainer, CONTAINER_ROW, "Container"), expectTaken, `container ${createdAt} ${attempt}`);
+      // And the list scan, whichever way it went, says what decoding says.
+      assert.equal(scanContainerList(containerBytes).infoAt(0).createdAtNs, BigInt(createdAt));
+    }
+  }
+
+  // A nested message that ends inside a field (its tag, or a string's length, the last byte
+  // before the next field): the fast scanners give up, the general ones call it malformed.
+  for (const [fast, general, words, what, nestedTag, varintTag] of [[fastSandbox, generalSandbox, SANDBOX_ROW, "PodSandbox", 0x12, 0x20], [fastContainer, generalContainer, CONTAINER_ROW, "Container", 0x1a, 0x10]]) {
+    for (const cut of [[varintTag], [0x0a], [0x0a, 0x05, 0x41]]) {
+      const bytes = Buffer.from([nestedTag, cut.length, ...cut, 0x0a, 0x01, 0x41]);
+      assert.equal(fast(bytes, 0, bytes.length, new Uint32Array(words), 0), false, `${what} ${bytes.toString("hex")}`);
+      assert.throws(() => general(new Reader(bytes, what, 0, bytes.length), new Uint32Array(words), 0), WireError);
+    }
+  }
+
+  // Random messages built from the fields these answers have (nested messages, map entries with
+  // and without the wanted keys, varints of every length, lengths now and then one off, written
+  // in two bytes where one would do): what the fast scanners take, the general ones read the
+  // same, without error.
+  const r = rng(5);
+  let randomTaken = 0;
+  for (let i = 0; i < 20000; i++) {
+    // Between other bytes, as in an answer: a scanner must not read past its message's end.
+    const message = randomMessage(r, 0);
+    const before = Math.floor(r() * 3);
+    const bytes = Buffer.concat([Buffer.alloc(before, 0x0a), message, Buffer.from([0x80, 0x80, 0x01, 0x0a])]);
+    for (const [fast, general, words, what] of [[fastSandbox, generalSandbox, SANDBOX_ROW, "PodSandbox"], [fastContainer, generalContainer, CONTAINER_ROW, "Container"]]) {
+      if (sameAsGeneral(bytes, before, before + message.length, fast, general, words, what)) randomTaken++;
+    }
+  }
+  assert.ok(randomTaken > 500, `${randomTaken} random messages taken`);
 });
 
 test("the packer's buffers are kept and grown: larger, smaller and larger relists each pack whole", () => {
@@ -195,7 +332,11 @@ test("map entries however a runtime writes them: value first, no value, long val
     ...field(8, entries[0]), ...field(9, entries[1]), ...field(8, entries[2]), ...field(9, entries[3]), ...field(8, entries[4]), ...field(8, entries[5]),
   ];
   const containerBytes = Buffer.from(field(1, container));
-  const sandboxBytes = Buffer.from(field(1, [...str(1, "sb"), ...field(2, [...str(2, "meta-uid")]), ...field(5, [...str(2, "sandbox-uid"), ...str(1, UID)]), ...field(6, [...str(1, GRACE)])]));
+  const sandboxBytes = Buffer.from([
+    ...field(1, [...str(1, "sb"), ...field(2, [...str(2, "meta-uid")]), ...field(5, [...str(2, "sandbox-uid"), ...str(1, UID)]), ...field(6, [...str(1, GRACE)])]),
+    // Key and value, then a second value: the later value is the entry's.
+    ...field(1, [...str(1, "sb2"), ...field(6, [...str(1, GRACE), ...str(2, "5"), ...str(2, "45")])]),
+  ]);
   const facts = { states: new Uint8Array([1]), details: [undefined] };
   const snapshot = lazySnapshot(1n, scanSandboxList(sandboxBytes), scanContainerList(containerBytes), facts, []);
   const expected = reference(sandboxBytes, containerBytes, facts);
@@ -205,6 +346,7 @@ test("map entries however a runtime writes them: value first, no value, long val
   assert.equal(snapshot.containers[0].specHash, "after-a-varint-field");
   assert.equal(snapshot.sandboxes[0].podUid, "sandbox-uid");
   assert.equal(snapshot.sandboxes[0].terminationGracePeriodSeconds, undefined, "an empty grace period is no grace period");
+  assert.equal(snapshot.sandboxes[1].terminationGracePeriodSeconds, 45n);
   const packed = unpack(new WirePacker().pack(1n, scanSandboxList(sandboxBytes), scanContainerList(containerBytes), facts, []));
   assert.deepEqual(packed, unpack(packSnapshot({ listedAtMs: 1n, ...expected, uninspectedPodUids: [] })));
 });
