@@ -87,14 +87,12 @@ const LOW_PLACES = [1, 2 ** 7, 2 ** 14, 2 ** 21];
 /** Where bytes 5-8 of a varint land in its high 32 bits. */
 const HIGH_PLACES = [2 ** 3, 2 ** 10, 2 ** 17, 2 ** 24];
 
-/** Where the timestamp read by `timestamp` ended; -1 when it gave up. */
-let timestampEnd = -1;
-
 /**
  * A created_at varint of at most nine bytes (every time after 1970 in nanoseconds) at `at`,
- * its low and high 32 bits into `rows[into]`, `rows[into + 1]`; sets `timestampEnd`.
+ * its low and high 32 bits into `rows[into]`, `rows[into + 1]`. Returns where it ended, or -1
+ * (a longer varint: a time before 1970, which the general scanners read).
  */
-function timestamp(bytes: Uint8Array, at: number, end: number, rows: Uint32Array, into: number): void {
+function timestamp(bytes: Uint8Array, at: number, end: number, rows: Uint32Array, into: number): number {
   let low = 0;
   let high = 0;
   for (let i = 0; i < 9; i++) {
@@ -110,11 +108,10 @@ function timestamp(bytes: Uint8Array, at: number, end: number, rows: Uint32Array
     if (byte < 0x80) {
       rows[into] = low;
       rows[into + 1] = high;
-      timestampEnd = at;
-      return;
+      return at;
     }
   }
-  timestampEnd = -1;
+  return -1;
 }
 
 /**
@@ -196,9 +193,8 @@ export function fastSandbox(bytes: Uint8Array, at: number, end: number, rows: Ui
       if (at >= end || bytes[at]! >= 0x80) return false;
       rows[row + SR_READY] = bytes[at++] === 0 ? 1 : 0;
     } else if (tag === 0x20) {
-      timestamp(bytes, at, end, rows, row + SR_CREATED);
-      if (timestampEnd < 0) return false;
-      at = timestampEnd;
+      at = timestamp(bytes, at, end, rows, row + SR_CREATED);
+      if (at < 0) return false;
     } else if ((tag & 0x87) === 0) {
       at = skipVarint(bytes, at, end);
       if (at < 0) return false;
@@ -263,9 +259,8 @@ export function fastContainer(bytes: Uint8Array, at: number, end: number, rows: 
       const state = bytes[at++]!;
       rows[row + CR_STATE] = state <= 3 ? state : 3;
     } else if (tag === 0x38) {
-      timestamp(bytes, at, end, rows, row + CR_CREATED);
-      if (timestampEnd < 0) return false;
-      at = timestampEnd;
+      at = timestamp(bytes, at, end, rows, row + CR_CREATED);
+      if (at < 0) return false;
     } else if ((tag & 0x87) === 0) {
       at = skipVarint(bytes, at, end);
       if (at < 0) return false;
