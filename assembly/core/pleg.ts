@@ -141,6 +141,9 @@ export class RelistDiff {
   eventCount: i32 = 0;
   /// Every pod with at least one object in the relist or one that vanished in it.
   pods: PodSlot[] = [];
+  /// The pods of `pods` whose `changed` is set, in the order they changed: a user acting only on
+  /// changes reads these, not every pod's slot (a cache miss each on a large node).
+  changedPods: PodSlot[] = [];
 }
 
 const FNV_OFFSET: u64 = 0xcbf29ce484222325;
@@ -280,6 +283,7 @@ export class Pleg {
     const diff = this.diff;
     diff.events.length = 0;
     diff.eventCount = 0;
+    diff.changedPods.length = 0;
     if (this.previousKept && this.sameAsPrevious(p)) {
       // Nothing happened: the same pods, with the same indices, none changed.
       this.unchangedCount++;
@@ -445,7 +449,7 @@ export class Pleg {
       const slot = e.slot;
       this.emit(slot, e, PlegState.NonExistent, diff);
       this.touch(slot, generation, diff);
-      slot.changed = true;
+      markChanged(slot, diff);
       if (--slot.entryCount == 0) this.slots.delete(slot.uid);
       if (e.seen != DETACHED) this.unlink(ptr);
       heap.free(ptr);
@@ -518,16 +522,16 @@ export class Pleg {
       memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength);
       this.link(ptr);
       this.touch(slot, generation, diff);
-      slot.changed = true;
+      markChanged(slot, diff);
     } else {
       const e = changetype<Entry>(ptr);
       this.touch(e.slot, generation, diff);
-      if (e.fingerprint != fingerprint) e.slot.changed = true;
+      if (e.fingerprint != fingerprint) markChanged(e.slot, diff);
     }
     const e = changetype<Entry>(ptr);
     if (e.state != state) {
       this.emit(e.slot, e, state, diff);
-      e.slot.changed = true;
+      markChanged(e.slot, diff);
     }
     e.state = state;
     e.fingerprint = fingerprint;
@@ -640,6 +644,13 @@ export class Pleg {
   get size(): i32 {
     return this.count;
   }
+}
+
+/// Sets the slot's `changed` (it was touched in this relist) and lists it the first time.
+@inline function markChanged(slot: PodSlot, diff: RelistDiff): void {
+  if (slot.changed) return;
+  slot.changed = true;
+  diff.changedPods.push(slot);
 }
 
 /// Objects hashed and read ahead at a time (see lookAhead): enough to overlap many cache misses,

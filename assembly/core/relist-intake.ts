@@ -124,9 +124,9 @@ export class RelistIntake {
     for (let i = 0; i < snapshot.uninspectedPodUids.length; i++) uninspected.add(snapshot.uninspectedPodUids[i]);
 
     // Pods the PLEG saw change, and orphans: sandboxes of pods nobody asked for.
-    for (let i = 0, n = diff.pods.length; i < n; i++) {
-      const slot = unchecked(diff.pods[i]);
-      if (!slot.changed) continue;
+    const changed = diff.changedPods;
+    for (let i = 0, n = changed.length; i < n; i++) {
+      const slot = unchecked(changed[i]);
       let rec: PodRecord;
       const owner = slot.owner;
       if (owner !== null && this.pods.holds(changetype<PodRecord>(owner))) {

@@ -13,7 +13,21 @@ function relistDiff(pleg: Pleg, sandboxes: SandboxObservation[], containers: Con
   const packed = packSnapshot(s);
   const diff = pleg.relist(packed);
   packed.free();
+  expectChangedListed(diff);
   return diff;
+}
+
+/// `changedPods` holds exactly the listed pods marked changed, each once.
+function expectChangedListed(diff: RelistDiff): void {
+  let marked = 0;
+  for (let i = 0; i < diff.pods.length; i++) if (diff.pods[i].changed) marked++;
+  expect(diff.changedPods.length).toBe(marked);
+  for (let i = 0; i < diff.changedPods.length; i++) {
+    const slot = diff.changedPods[i];
+    expect(slot.changed).toBe(true);
+    expect(diff.pods.includes(slot)).toBe(true);
+    for (let j = 0; j < i; j++) expect(diff.changedPods[j] == slot).toBe(false);
+  }
 }
 
 /// A small deterministic generator for the reordering tests.
@@ -333,8 +347,8 @@ describe("Pleg.relist", () => {
       const containers: ContainerObservation[] = [];
       // Each object keeps its pod (by its name's length) wherever it is listed.
       for (let i = 0; i < kept.length; i++) containers.push(container(kept[i], "p" + (kept[i].length % 13).toString(), ContainerState.Running));
-      const events = relist(pleg, [], containers);
-      expect(events.length).toBe(added + 2 * removed);
+      const diff = relistDiff(pleg, [], containers);
+      expect(diff.events.length).toBe(added + 2 * removed);
       expect(pleg.size).toBe(kept.length);
       live = kept;
     }
