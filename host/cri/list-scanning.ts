@@ -7,8 +7,34 @@
 import type { ContainerInfo, SandboxInfo } from "./runtime.js";
 import { Reader, readContainer, readSandbox, utf8 } from "./list-decoding.js";
 
+// The rows' layout is scan-layout.ts's; its users import it from here.
 export * from "./scan-layout.js";
-import { ABSENT, CONTAINER_ROW, CR_ATTEMPT, CR_CREATED, CR_ID, CR_IMAGE, CR_MESSAGE, CR_NAME, CR_SANDBOX_ID, CR_SPEC_HASH, CR_STATE, CR_UID_LABEL, ROW_MESSAGE, SANDBOX_ROW, SR_ATTEMPT, SR_CREATED, SR_GRACE, SR_ID, SR_MESSAGE, SR_NAME, SR_NAMESPACE, SR_READY, SR_UID, SR_UID_LABEL } from "./scan-layout.js";
+import {
+  ABSENT,
+  CONTAINER_ROW,
+  CR_ATTEMPT,
+  CR_CREATED,
+  CR_ID,
+  CR_IMAGE,
+  CR_MESSAGE,
+  CR_NAME,
+  CR_SANDBOX_ID,
+  CR_SPEC_HASH,
+  CR_STATE,
+  CR_UID_LABEL,
+  ROW_MESSAGE,
+  SANDBOX_ROW,
+  SR_ATTEMPT,
+  SR_CREATED,
+  SR_GRACE,
+  SR_ID,
+  SR_MESSAGE,
+  SR_NAME,
+  SR_NAMESPACE,
+  SR_READY,
+  SR_UID,
+  SR_UID_LABEL,
+} from "./scan-layout.js";
 import { commonMapEntry, fastContainer, fastCount, fastSandbox, GRACE_KEY, isKey, POD_UID_KEY, SPEC_HASH_KEY } from "./list-scanning-fast.js";
 
 /** An answer's bytes and one row per listed object. */
