@@ -1,5 +1,5 @@
-// Benchmark: the agent's relist path against the least any relist diff can do with the same
-// answers, to show how far the agent's path is from its floor and where the rest goes. Both take
+// Benchmark: the agent's relist path against a minimal diff of the same answers, to show how far
+// the agent's path is from what any diff must do and where the rest goes. Both take
 // the same wire bytes (ListPodSandbox, ListContainers; nanolet's labels and annotations; a new
 // order every relist, as containerd lists; 10% of the containers changing state), in one process,
 // one path after the other, at 1,000 and 10,000 containers. Columns, median ms per relist:

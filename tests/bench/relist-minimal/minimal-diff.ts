@@ -1,9 +1,9 @@
-// The least a relist diff can do with the runtime's answers in WebAssembly memory, for
-// relist-minimal.bench.mjs: find every sandbox and container of the last relist by its ID (a hash
-// table of 64-bit ID hashes, read ahead in batches as the agent's PLEG does) and call it changed
-// when its message's bytes hash differently. Nothing else: no pods, no views, no events, no state
-// names, no handling of answers laid out otherwise (the bench's answers are written field 1
-// first, as every runtime writes them). Compiled by the bench with asc; not part of the component.
+// A minimal relist diff of the runtime's answers in WebAssembly memory, what any diff must do at
+// least, for relist-minimal.bench.mjs: find every sandbox and container of the last relist by its
+// ID (a hash table of 64-bit ID hashes, read ahead in batches as the agent's PLEG does) and call
+// it changed when its message's bytes hash differently. Nothing else: no pods, no views, no
+// events, no state names, no handling of answers laid out otherwise (the bench's answers are
+// written field 1 first, as every runtime writes them). Compiled by the bench with asc; not part of the component.
 
 const FNV_PRIME: u64 = 0x100000001b3;
 /// Objects hashed, and their table cells read, before any is looked up (overlapping the misses).
