@@ -118,9 +118,9 @@ async function measure(containerCount) {
   const walkRows = new Uint32Array((a.sandboxes.length + a.containers.length) * 3);
   collectGarbage();
   let now = 1_000_000;
-  // The two run apart, the agent's path first: taking turns with the minimal path made the agent's
-  // scan twice as slow at 10,000 containers (6.4 against 3.4-3.5 ms run apart, as
-  // relist-scan.bench.mjs finds it too).
+  // The two run apart, the agent's path first: taking turns with the minimal path made the
+  // agent's scan twice as slow at 10,000 containers (6.4 against 3.4-3.5 ms run apart;
+  // relist-scan.bench.mjs, which runs the scan alone, finds 3.0-3.1).
   for (let i = 0; i < iterations + 6; i++) {
     const answers = sets[i % sets.length];
     now += 1000;
