@@ -195,7 +195,7 @@ export class RelistIntake {
       const pleg = this.pleg;
       for (let index = slot.firstSandbox; index >= 0; index = pleg.nextSandbox(index)) {
         const serial = pleg.sandboxSerialAt(index);
-        let previous = sandboxBySerial(rec, serial);
+        let previous = bySerial<SandboxObservation>(rec.sandboxes, serial);
         const sameEntry = previous !== null;
         if (!sameEntry) previous = findSandboxAt(rec, snapshot, index);
         let s: SandboxObservation;
@@ -206,7 +206,7 @@ export class RelistIntake {
       }
       for (let index = slot.firstContainer; index >= 0; index = pleg.nextContainer(index)) {
         const serial = pleg.containerSerialAt(index);
-        let previous = containerBySerial(rec, serial);
+        let previous = bySerial<ContainerObservation>(rec.containers, serial);
         if (previous === null) previous = findContainerAt(rec, snapshot, index);
         const fingerprint = pleg.fingerprintAt(index);
         let c: ContainerObservation;
@@ -253,24 +253,13 @@ function refill<T>(into: T[], from: T[]): void {
   from.length = 0;
 }
 
-/// The pod's observation read from the PLEG entry `serial` (the same ID), if it has one: found
-/// without reading any ID (each a cache miss or two on a large node).
-function sandboxBySerial(rec: PodRecord, serial: u64): SandboxObservation | null {
+/// The observation in `list` read from the PLEG entry `serial` (the same ID), if there is one:
+/// found without reading any ID (each a cache miss or two on a large node).
+function bySerial<T>(list: T[], serial: u64): T | null {
   if (serial == 0) return null;
-  const list = rec.sandboxes;
   for (let i = 0, n = list.length; i < n; i++) {
-    const s = unchecked(list[i]);
-    if (s.relistSerial == serial) return s;
-  }
-  return null;
-}
-
-function containerBySerial(rec: PodRecord, serial: u64): ContainerObservation | null {
-  if (serial == 0) return null;
-  const list = rec.containers;
-  for (let i = 0, n = list.length; i < n; i++) {
-    const c = unchecked(list[i]);
-    if (c.relistSerial == serial) return c;
+    const observation = unchecked(list[i]);
+    if (observation.relistSerial == serial) return observation;
   }
   return null;
 }
