@@ -36,6 +36,8 @@ import { podLogDirectory } from "./executor.js";
 import type { SourcePod, ScanResult } from "./sources/static-pods.js";
 import type { VolumeManager } from "./volumes/volume-manager.js";
 import { objectRefsOf } from "./volumes/object-refs.js";
+import { removeUnmountedTree } from "./volumes/mounts.js";
+import { cleanSubPaths } from "./volumes/subpath.js";
 import type { ObjectStore } from "./volumes/object-store.js";
 import type { TokenManager } from "./volumes/token-manager.js";
 
@@ -331,7 +333,9 @@ export class AgentLoop {
     const podsDir = this.options.podsDir;
     if (!podsDir || !safeComponent(uid)) return;
     try {
-      fs.rmSync(pathUnder(podsDir, uid), { recursive: true, force: true });
+      const dir = pathUnder(podsDir, uid);
+      cleanSubPaths(dir);
+      removeUnmountedTree(dir);
     } catch (error) {
       this.options.log.log("warn", "Could not remove the pod directory", { pod, error: (error as Error).message });
     }

@@ -53,3 +53,14 @@ export function unmountAll(dir: string): void {
     }
   }
 }
+
+/**
+ * Removes `dir` and everything in it, unless something is still mounted at or under it: a
+ * recursive removal goes through mount points, and would delete what a bind mount (a subPath, a
+ * hostPath) or a tmpfs shows there.
+ */
+export function removeUnmountedTree(dir: string): void {
+  const left = mountsUnder(dir);
+  if (left.length > 0) throw new Error(`refusing to remove ${dir}: ${left.length} mount(s) still under it (${left[0]})`);
+  fs.rmSync(dir, { recursive: true, force: true });
+}

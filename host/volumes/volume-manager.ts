@@ -12,8 +12,9 @@ import type { Logger } from "../log.js";
 import { pathUnder, safeComponent } from "../safe-path.js";
 import { descendingPathProblem } from "../sources/volume-fields.js";
 import { writeAtomically, type Payload } from "./atomic-writer.js";
-import { mountTmpfs, mountsUnder, unmountAll } from "./mounts.js";
+import { mountTmpfs, mountsUnder, removeUnmountedTree, unmountAll } from "./mounts.js";
 import { VolumeMountError } from "./volume-errors.js";
+import { bindSubPath, cleanSubPaths, safeMakeDir, type SubPathMount } from "./subpath.js";
 
 export { VolumeMountError } from "./volume-errors.js";
 import type { ObjectGetter } from "./object-store.js";
@@ -214,11 +215,11 @@ export class VolumeManager {
     const raw = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].find((c: VolumeObject) => c?.name === containerName);
     const mounts: VolumeObject[] = Array.isArray(raw?.volumeMounts) ? raw.volumeMounts : [];
     const values = new Map(env.map((e) => [e.name, e.value]));
-    return mounts.map((m) => {
+    return mounts.map((m, index) => {
       const source = this.sourceOf(facts, String(m.name));
       let hostPath = source.hostPath;
       const subPath = m.subPathExpr ? expand(String(m.subPathExpr), (n) => values.get(n)) : String(m.subPath ?? "");
-      if (subPath) hostPath = this.subPathOf(hostPath, subPath, String(m.name), containerName);
+      if (subPath) hostPath = this.subPathOf(facts, { volumePath: hostPath, subPath, volumeName: String(m.name), containerName, mountIndex: index });
       return {
         containerPath: String(m.mountPath),
         hostPath,
@@ -228,18 +229,38 @@ export class VolumeManager {
     });
   }
 
-  /** A subPath inside its volume: made as a directory when missing, refused when it leads outside. */
-  private subPathOf(volumePath: string, subPath: string, volumeName: string, containerName: string): string {
+  /**
+   * A subPath inside its volume, as upstream makes it: missing directories made safely with the
+   * volume's mode, then the opened path bind-mounted at a private target, which is what the
+   * runtime mounts. The pod's error says which mount failed; the log says why (upstream keeps
+   * host paths out of what the pod's status shows).
+   */
+  private subPathOf(facts: PodFacts, request: Omit<SubPathMount, "podDir">): string {
+    const { volumeName, containerName, subPath } = request;
     const problem = descendingPathProblem(subPath);
     if (problem) throw new VolumeMountError(`failed to prepare subPath for volumeMount "${volumeName}" of container "${containerName}": subPath "${subPath}" ${problem}`);
-    const full = path.join(volumePath, subPath);
-    if (!fs.existsSync(full)) fs.mkdirSync(full, { recursive: true, mode: 0o750 });
-    const root = fs.realpathSync(volumePath);
-    const real = fs.realpathSync(full);
-    if (real !== root && !real.startsWith(root + path.sep)) {
-      throw new VolumeMountError(`failed to prepare subPath for volumeMount "${volumeName}" of container "${containerName}": subpath "${real}" not within volume path "${root}"`);
+    const pod = `${facts.namespace}/${facts.name}`;
+    const full = path.join(request.volumePath, subPath);
+    let exists = true;
+    try {
+      fs.statSync(full);
+    } catch {
+      exists = false;
     }
-    return real;
+    if (!exists) {
+      try {
+        safeMakeDir(request.volumePath, subPath, fs.statSync(request.volumePath).mode & 0o7777);
+      } catch (error) {
+        this.options.log.log("warn", "Failed to create subPath directory for volumeMount of the container", { pod, container: containerName, volume: volumeName, error: (error as Error).message });
+        throw new VolumeMountError(`failed to create subPath directory for volumeMount "${volumeName}" of container "${containerName}"`);
+      }
+    }
+    try {
+      return bindSubPath({ ...request, podDir: path.dirname(this.volumesDir(facts.uid)) });
+    } catch (error) {
+      this.options.log.log("warn", "Failed to prepare subPath for volumeMount of the container", { pod, container: containerName, volume: volumeName, error: (error as Error).message });
+      throw new VolumeMountError(`failed to prepare subPath for volumeMount "${volumeName}" of container "${containerName}"`);
+    }
   }
 
   /** Unmounts and removes every volume of pod `uid` (its containers have stopped). */
@@ -247,8 +268,11 @@ export class VolumeManager {
     this.resolved.delete(uid);
     this.limited.delete(uid);
     const dir = this.volumesDir(uid);
+    // The subPath binds first: they may lead into these volumes (or a hostPath) and nothing
+    // below may be removed while one is mounted.
+    cleanSubPaths(path.dirname(dir));
     unmountAll(dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeUnmountedTree(dir);
   }
 
   /**
@@ -268,7 +292,7 @@ export class VolumeManager {
       if (keep.has(uid) || !safeComponent(uid)) continue;
       try {
         this.tearDown(uid);
-        fs.rmSync(pathUnder(this.options.podsDir, uid), { recursive: true, force: true });
+        removeUnmountedTree(pathUnder(this.options.podsDir, uid));
         cleaned.push(uid);
       } catch (error) {
         this.options.log.log("warn", "Could not clean up an orphaned pod directory", { uid, error: (error as Error).message });

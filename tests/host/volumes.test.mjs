@@ -283,17 +283,24 @@ test("a container's mounts: configMaps read-only, subPath made inside the volume
   const base = path.join(podsDir, "uid-1", "volumes");
   assert.deepEqual(mounts, [
     { containerPath: "/etc/app", hostPath: path.join(base, "kubernetes.io~configmap", "cfg"), readonly: true, propagation: "private" },
-    { containerPath: "/data", hostPath: path.join(base, "kubernetes.io~empty-dir", "scratch", "logs/app"), readonly: false, propagation: "private" },
-    { containerPath: "/per-pod", hostPath: path.join(base, "kubernetes.io~empty-dir", "scratch", "web-0"), readonly: false, propagation: "private" },
+    { containerPath: "/data", hostPath: path.join(podsDir, "uid-1", "volume-subpaths", "scratch", "app", "1"), readonly: false, propagation: "private" },
+    { containerPath: "/per-pod", hostPath: path.join(podsDir, "uid-1", "volume-subpaths", "scratch", "app", "2"), readonly: false, propagation: "private" },
     { containerPath: "/host", hostPath: "/tmp", readonly: true, propagation: "host-to-container" },
   ]);
   assert.ok(fs.statSync(path.join(base, "kubernetes.io~empty-dir", "scratch", "logs/app")).isDirectory());
+  // What the runtime gets is a bind of the directory itself; a second create reuses it.
+  fs.writeFileSync(path.join(base, "kubernetes.io~empty-dir", "scratch", "logs/app", "f"), "x");
+  assert.equal(fs.readFileSync(path.join(mounts[1].hostPath, "f"), "utf8"), "x");
+  assert.deepEqual(volumes.mountsFor(facts(spec), "app", [{ name: "POD_NAME", value: "web-0" }]), mounts);
 
-  // A symlink a container left in its emptyDir must not lead a later subPath out of the volume.
+  // A symlink a container left in its emptyDir must not lead a later subPath out of the volume;
+  // the pod is told which mount failed, not where the link leads.
   fs.symlinkSync("/etc", path.join(base, "kubernetes.io~empty-dir", "scratch", "escape"));
   const evil = { ...spec, containers: [{ name: "app", volumeMounts: [{ name: "scratch", mountPath: "/x", subPath: "escape" }] }] };
-  assert.throws(() => volumes.mountsFor(facts(evil), "app", []), (e) => e instanceof VolumeMountError && /not within volume path/.test(e.message));
+  assert.throws(() => volumes.mountsFor(facts(evil), "app", []), (e) => e instanceof VolumeMountError && e.message === `failed to prepare subPath for volumeMount "scratch" of container "app"`);
   volumes.tearDown("uid-1");
+  assert.deepEqual(volumes.mountsLeft("uid-1"), []);
+  assert.ok(fs.existsSync("/etc/hostname") || fs.existsSync("/etc/passwd"), "tear-down removed nothing through a mount");
 });
 
 test("tear-down leaves nothing mounted; orphaned pod directories are cleaned, desired ones kept", async () => {

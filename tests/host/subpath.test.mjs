@@ -1,0 +1,114 @@
+// subPath resolution against a tree that changes while it is resolved (issue 36): another process
+// swaps a volume entry between a directory and a symlink out of the volume as fast as it can,
+// while the volume manager opens and bind-mounts subPaths through it. Every bind must show the
+// volume's directory or be refused; nothing may be created outside. Real mounts (root).
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { bindSubPath, cleanSubPaths, safeMakeDir, safeOpen, SubPathError } from "../../dist/volumes/subpath.js";
+import { mountsUnder, removeUnmountedTree } from "../../dist/volumes/mounts.js";
+
+const roots = [];
+function tempDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-subpath-"));
+  roots.push(dir);
+  return dir;
+}
+after(() => {
+  for (const root of roots) {
+    for (const m of mountsUnder(root)) spawn("umount", [m]);
+  }
+});
+
+/** A volume with `real/etc/marker` = inside, and a host directory with the same tree = outside. */
+function layout() {
+  const root = tempDir();
+  const volume = path.join(root, "pods", "uid", "volumes", "v");
+  const outside = path.join(root, "outside");
+  fs.mkdirSync(path.join(volume, "real", "etc"), { recursive: true });
+  fs.mkdirSync(path.join(outside, "etc"), { recursive: true });
+  fs.writeFileSync(path.join(volume, "real", "etc", "marker"), "inside");
+  fs.writeFileSync(path.join(outside, "etc", "marker"), "outside");
+  return { root, podDir: path.join(root, "pods", "uid"), volume, outside };
+}
+
+test("safeOpen refuses a symlink anywhere on the path, and `..`", () => {
+  const { volume, outside } = layout();
+  fs.symlinkSync(outside, path.join(volume, "link"));
+  const fd = safeOpen(volume, "real/etc");
+  assert.equal(fs.readlinkSync(`/proc/self/fd/${fd}`), path.join(fs.realpathSync(volume), "real", "etc"));
+  fs.closeSync(fd);
+  assert.throws(() => safeOpen(volume, "link/etc"), (e) => e instanceof SubPathError && /unexpected symlink found/.test(e.message));
+  assert.throws(() => safeOpen(volume, "link"), (e) => e instanceof SubPathError && /unexpected symlink found/.test(e.message));
+  assert.throws(() => safeOpen(volume, "real/../../x"), SubPathError);
+});
+
+test("safeMakeDir makes missing directories inside the volume with its mode, and nothing outside", () => {
+  const { volume, outside } = layout();
+  fs.chmodSync(volume, 0o777);
+  safeMakeDir(volume, "a/b/c", 0o777);
+  const made = fs.statSync(path.join(volume, "a/b/c"));
+  assert.ok(made.isDirectory());
+  assert.equal(made.mode & 0o777, 0o777, "the volume's mode, not narrowed by the umask");
+  fs.symlinkSync(outside, path.join(volume, "tmpl"));
+  assert.throws(() => safeMakeDir(volume, "tmpl/X/deeper", 0o755), (e) => e instanceof SubPathError && /outside of allowed base/.test(e.message));
+  assert.equal(fs.existsSync(path.join(outside, "X")), false, "nothing made through the link");
+  // A link inside the volume to a directory inside it is followed, as upstream's does.
+  fs.symlinkSync("a", path.join(volume, "alias"));
+  safeMakeDir(volume, "alias/new", 0o755);
+  assert.ok(fs.statSync(path.join(volume, "a/new")).isDirectory());
+});
+
+test("a directory swapped with a symlink while subPaths are bound: every bind shows the volume or is refused", { timeout: 120_000 }, async () => {
+  const { podDir, volume, outside } = layout();
+  fs.mkdirSync(path.join(volume, "stash"));
+  fs.symlinkSync(outside, path.join(volume, "stash", "link"));
+  // The swapper: rename(2) only, so `real` is always either the directory or the link.
+  const swapper = spawn(process.execPath, ["-e", `
+    const fs = require("fs"), path = require("path");
+    const v = ${JSON.stringify(volume)}, deadline = Date.now() + 60000;
+    const real = path.join(v, "real"), dir = path.join(v, "stash", "dir"), link = path.join(v, "stash", "link");
+    while (Date.now() < deadline) {
+      fs.renameSync(real, dir); fs.renameSync(link, real);
+      fs.renameSync(real, link); fs.renameSync(dir, real);
+    }`], { stdio: "ignore" });
+  await new Promise((r) => setTimeout(r, 200));
+  let bound = 0;
+  let refused = 0;
+  try {
+    for (let i = 0; i < 300; i++) {
+      let target;
+      try {
+        target = bindSubPath({ podDir, volumeName: "v", containerName: "c", mountIndex: i % 8, volumePath: volume, subPath: "real/etc" });
+      } catch (error) {
+        assert.ok(error instanceof SubPathError, String(error));
+        refused++;
+        continue;
+      }
+      bound++;
+      // Read through the bind after the swapper moved on: it must still be the volume's directory.
+      await new Promise((r) => setImmediate(r));
+      assert.equal(fs.readFileSync(path.join(target, "marker"), "utf8"), "inside", `bind ${i} shows the volume`);
+    }
+  } finally {
+    swapper.kill();
+  }
+  assert.ok(bound > 0, `some binds were made (${bound} bound, ${refused} refused)`);
+  cleanSubPaths(podDir);
+  assert.deepEqual(mountsUnder(podDir), []);
+  removeUnmountedTree(podDir);
+  assert.equal(fs.readFileSync(path.join(outside, "etc", "marker"), "utf8"), "outside");
+});
+
+test("a pod directory with a mount still under it is not removed", () => {
+  const { podDir, volume } = layout();
+  const target = bindSubPath({ podDir, volumeName: "v", containerName: "c", mountIndex: 0, volumePath: volume, subPath: "real" });
+  assert.throws(() => removeUnmountedTree(podDir), /still under it/);
+  assert.equal(fs.readFileSync(path.join(target, "etc", "marker"), "utf8"), "inside");
+  cleanSubPaths(podDir);
+  removeUnmountedTree(podDir);
+  assert.equal(fs.existsSync(podDir), false);
+});
