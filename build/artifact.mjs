@@ -46,7 +46,7 @@ export async function buildArtifact({ outDir = path.join(root, "build/out/artifa
   const { build } = await import("esbuild");
   await build({
     stdin: {
-      contents: 'import { main } from "./dist/main.js";\nprocess.exitCode = await main(process.argv.slice(2));\n',
+      contents: 'import { main } from "./dist/main.js";\nconst code = await main(process.argv.slice(2));\nif (code !== 0) process.exit(code);\n',
       resolveDir: root,
       sourcefile: "nanolet-entry.mjs",
     },

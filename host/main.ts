@@ -27,6 +27,7 @@ import { PodTable, formatPodTable, type PodTableSnapshot } from "./pod-table.js"
 import { fetchPods, startControlSocket } from "./server.js";
 import { startHealthzServer } from "./server/kubelet-server.js";
 import { startKubeletApi } from "./server/kubelet-api.js";
+import { readServingFiles } from "./server/serving-cert.js";
 import { defaultNodeLabels, plegProblem } from "./cluster/node-object.js";
 import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
 import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
@@ -166,6 +167,19 @@ function wantsHelp(argv: string[]): boolean {
   return argv.includes("--help") || argv.includes("-h");
 }
 
+/** A port the agent must serve: if it cannot listen, the agent stops (exit 1) instead of running half-started. */
+async function listenOrFail<T>(log: StreamLogger, what: string, address: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    log.log("error", "Failed to listen and serve", { server: what, address, error: (error as Error).message });
+    throw new StartupError(`cannot serve the ${what} on ${address}: ${(error as Error).message}`);
+  }
+}
+
+/** A failure after the agent began to start (exit 1), as opposed to a configuration mistake (exit 2). */
+class StartupError extends Error {}
+
 async function run(argv: string[]): Promise<number> {
   if (wantsHelp(argv)) {
     process.stdout.write(USAGE);
@@ -243,6 +257,41 @@ async function run(argv: string[]): Promise<number> {
   fs.mkdirSync(rootDir, { recursive: true });
   fs.mkdirSync(podLogsDir, { recursive: true });
 
+  // Every flag, field and file the configuration names is checked before anything is waited for
+  // (the runtime may not be up yet): a mistake is exit 2 at once, never a retry loop.
+  if (net.isIP(config.address) === 0) throw new Error(`invalid configuration: address (--address) ${JSON.stringify(String(config.address).slice(0, 64))} is not a valid IP address`);
+  if (net.isIP(config.healthzBindAddress) === 0) throw new Error(`invalid configuration: healthzBindAddress (--healthz-bind-address) ${JSON.stringify(String(config.healthzBindAddress).slice(0, 64))} is not a valid IP address`);
+  const relistPeriodMs = parseDurationMs(values["relist-period"]!, "--relist-period");
+  const machine = readMachineInfo(rootDir);
+  const evictionIntervalMs = parseDurationMs(values["eviction-monitoring-interval"]!, "--eviction-monitoring-interval");
+  const node = nodeSettings(machine, {
+    evictionHard: thresholdText(config.evictionHard, "<"),
+    evictionSoft: thresholdText(config.evictionSoft, "<"),
+    evictionSoftGracePeriod: thresholdText(config.evictionSoftGracePeriod, "="),
+    evictionMinimumReclaim: thresholdText(config.evictionMinimumReclaim, "="),
+    evictionPressureTransitionPeriodMs: msOf(config.evictionPressureTransitionPeriod),
+    evictionMaxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
+    evictionIntervalMs,
+  });
+  const cgroupRoot = path.resolve(values["cgroup-root"]!);
+  // The cluster side is made after the loop but sees every action the loop emits.
+  let cluster: ClusterAgent | undefined;
+  const clusterDns: string[] = config.clusterDNS;
+  for (const ip of clusterDns) if (net.isIP(ip) === 0) throw new Error(`invalid configuration: clusterDNS (--cluster-dns): "${ip}" is not an IP address`);
+  const allowedUnsafeSysctls: string[] = config.allowedUnsafeSysctls;
+  checkAllowedUnsafeSysctls(allowedUnsafeSysctls);
+  const resolvConfFile: string = config.resolvConf;
+  const resolvConf = readResolvConf(resolvConfFile);
+  if (resolvConf === undefined) log.log("warn", "Could not read --resolv-conf; Default pods get no host DNS settings", { file: resolvConfFile });
+  const nodeIp = values["node-ip"] ?? primaryIpv4();
+  const podRuntime: PodRuntimeSettings = {
+    dns: { clusterDns, clusterDomain: config.clusterDomain, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
+    seccompRoot: path.join(rootDir, "seccomp"),
+    nodeHostsFile: "/etc/hosts",
+  };
+  const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
+  const servingFiles = apiPort > 0 ? readServingFiles(config.tlsCertFile, config.tlsPrivateKeyFile, config.authentication.x509?.clientCAFile) : {};
+
   const metrics = new KubeletMetrics();
   const runtime = new GrpcRuntime({
     endpoint: config.containerRuntimeEndpoint,
@@ -274,34 +323,6 @@ async function run(argv: string[]): Promise<number> {
     createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
     log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
   }
-  const machine = readMachineInfo(rootDir);
-  const evictionIntervalMs = parseDurationMs(values["eviction-monitoring-interval"]!, "--eviction-monitoring-interval");
-  const node = nodeSettings(machine, {
-    evictionHard: thresholdText(config.evictionHard, "<"),
-    evictionSoft: thresholdText(config.evictionSoft, "<"),
-    evictionSoftGracePeriod: thresholdText(config.evictionSoftGracePeriod, "="),
-    evictionMinimumReclaim: thresholdText(config.evictionMinimumReclaim, "="),
-    evictionPressureTransitionPeriodMs: msOf(config.evictionPressureTransitionPeriod),
-    evictionMaxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
-    evictionIntervalMs,
-  });
-  const cgroupRoot = path.resolve(values["cgroup-root"]!);
-  // The cluster side is made after the loop but sees every action the loop emits.
-  let cluster: ClusterAgent | undefined;
-  const clusterDns: string[] = config.clusterDNS;
-  for (const ip of clusterDns) if (net.isIP(ip) === 0) throw new Error(`invalid configuration: clusterDNS (--cluster-dns): "${ip}" is not an IP address`);
-  const allowedUnsafeSysctls: string[] = config.allowedUnsafeSysctls;
-  checkAllowedUnsafeSysctls(allowedUnsafeSysctls);
-  const resolvConfFile: string = config.resolvConf;
-  const resolvConf = readResolvConf(resolvConfFile);
-  if (resolvConf === undefined) log.log("warn", "Could not read --resolv-conf; Default pods get no host DNS settings", { file: resolvConfFile });
-  const nodeIp = values["node-ip"] ?? primaryIpv4();
-  const podRuntime: PodRuntimeSettings = {
-    dns: { clusterDns, clusterDomain: config.clusterDomain, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
-    seccompRoot: path.join(rootDir, "seccomp"),
-    nodeHostsFile: "/etc/hosts",
-  };
-  const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const client = access ? new ApiClient(access) : undefined;
   // A kubeconfig with a bearer token has no certificate to bootstrap or rotate (upstream counts it valid).
   const certificates =
@@ -339,7 +360,7 @@ async function run(argv: string[]): Promise<number> {
     log,
     podTable,
     podLogsDir,
-    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs: parseDurationMs(values["relist-period"]!, "--relist-period"), node },
+    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node },
     cgroupRoot,
     cgroups: new CgroupManager(cgroupRoot),
     stats: new StatsCollector({
@@ -392,7 +413,7 @@ async function run(argv: string[]): Promise<number> {
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
   const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now(), loop.plegThresholdMs);
-  const api = await startKubeletApi({
+  const api = await listenOrFail(log, "kubelet API", `${config.address}:${apiPort}`, () => startKubeletApi({
     runtime, log, podTable, podLogsDir, nodeName, client, syncLoopProblem,
     port: apiPort, address: config.address, readOnlyPort,
     tlsCertFile: config.tlsCertFile, tlsKeyFile: config.tlsPrivateKeyFile,
@@ -410,7 +431,8 @@ async function run(argv: string[]): Promise<number> {
         imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
       }),
     }),
-  });
+    servingFiles,
+  }));
   const logManager = new ContainerLogManager({
     runtime, podLogsDir, log, snapshot: () => loop.snapshot,
     maxSizeBytes: parseQuantityBytes(config.containerLogMaxSize)!,
@@ -418,7 +440,7 @@ async function run(argv: string[]): Promise<number> {
     periodMs: msOf(config.containerLogMonitorInterval),
   });
   logManager.start();
-  const healthz = healthzPort > 0 ? await startHealthzServer(healthzPort, config.healthzBindAddress, syncLoopProblem) : undefined;
+  const healthz = healthzPort > 0 ? await listenOrFail(log, "healthz", `${config.healthzBindAddress}:${healthzPort}`, () => startHealthzServer(healthzPort, config.healthzBindAddress, syncLoopProblem)) : undefined;
   const source = new StaticPodSource(
     manifestDir,
     nodeName,
@@ -541,6 +563,6 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined || command === "help" || command === "--help" ? 0 : 2;
   } catch (error) {
     process.stderr.write(`nanolet: ${(error as Error).message}\n`);
-    return 2;
+    return error instanceof StartupError ? 1 : 2;
   }
 }

@@ -202,7 +202,8 @@ export class ActionResults {
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImageNeverPull) {
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImageNeverPull", message));
       this.ctx.event(rec, flight.containerName, EventType.Warning, "ErrImageNeverPull", message);
-      wakePod(rec, nowMs + this.ctx.config.workerErrorBackoffMs, nowMs);
+      rec.containerRetryAtMs.set(flight.containerName, nowMs + this.ctx.config.workerErrorBackoffMs);
+      wakePod(rec, nowMs, nowMs);
       return;
     }
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.Config) {
@@ -217,6 +218,13 @@ export class ActionResults {
     }
     const reason = tag == ActionTag.RunSandbox ? "FailedCreatePodSandBox" : tag == ActionTag.StopContainer || tag == ActionTag.StopSandbox ? "FailedKillPod" : "Failed";
     this.ctx.event(rec, flight.containerName, EventType.Warning, reason, message);
+    if (tag == ActionTag.CreateContainer || tag == ActionTag.StartContainer) {
+      // This container is tried again after the worker's back-off; the others go on now, as
+      // upstream's SyncPod goes on to the next container after one fails.
+      rec.containerRetryAtMs.set(flight.containerName, nowMs + this.ctx.config.workerErrorBackoffMs);
+      wakePod(rec, nowMs, nowMs);
+      return;
+    }
     // Upstream pod workers retry a failed sync after a fixed back-off.
     wakePod(rec, nowMs + this.ctx.config.workerErrorBackoffMs, nowMs);
   }

@@ -8,7 +8,7 @@ import { PodRecord } from "./pod-record";
 import { isContainerStarted } from "./probe-status";
 import { RestartPolicy, shouldContainerBeRestarted, shouldInitContainerBeRestarted } from "./restart";
 import { latestContainer } from "./status";
-import { hasInvalidImageName, inCrashLoopBackOff, inImagePullBackOff, syncContainer } from "./sync-pod";
+import { hasInvalidImageName, inContainerErrorWait, inCrashLoopBackOff, inImagePullBackOff, syncContainer } from "./sync-pod";
 
 export const enum InitProgress {
   /// Every init container succeeded and every sidecar started: the regular containers may run.
@@ -63,6 +63,7 @@ function syncInitContainer(rec: PodRecord, ctx: WorkerContext, container: Contai
       return InitProgress.Done;
     }
     if (current.state == ContainerState.Created) {
+      if (inContainerErrorWait(rec, ctx, name)) return InitProgress.Blocked;
       ctx.startContainer(rec, current.id, name);
       return InitProgress.Acted;
     }
@@ -77,6 +78,7 @@ function syncInitContainer(rec: PodRecord, ctx: WorkerContext, container: Contai
   }
   if (inImagePullBackOff(rec, ctx, name, container.image)) return InitProgress.Blocked;
   if (hasInvalidImageName(rec, ctx, name, container.image)) return InitProgress.Blocked;
+  if (inContainerErrorWait(rec, ctx, name)) return InitProgress.Blocked;
   const latest = latestContainer(rec.containers, name);
   ctx.createContainer(rec, sandbox.id, sandbox.attempt, container, hash, latest !== null ? latest.attempt + 1 : 0);
   return InitProgress.Acted;

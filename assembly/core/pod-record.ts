@@ -76,6 +76,10 @@ export class PodRecord extends SlotOwner {
   cgroupRemoved: bool = false;
 
   waiting: Map<string, WaitingReason> = new Map();
+  /// Containers whose create or start just failed, by name, with when to try them again: the
+  /// pod's other containers go on meanwhile (upstream's SyncPod starts every container and
+  /// collects the errors; one bad container never holds the others back).
+  containerRetryAtMs: Map<string, u64> = new Map();
   /// Containers stopped because their spec changed: they are started again whatever the
   /// restart policy, and without a back-off (upstream kills and restarts them in one sync).
   restartForSpecChange: Set<string> = new Set();

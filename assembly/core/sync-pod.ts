@@ -62,6 +62,18 @@ function wakeAt(rec: PodRecord, atMs: u64): void {
   if (rec.retryAtMs == 0 || atMs < rec.retryAtMs) rec.retryAtMs = atMs;
 }
 
+/// Whether container `name` waits after a failed create or start; the pod wakes when it ends.
+export function inContainerErrorWait(rec: PodRecord, ctx: WorkerContext, name: string): bool {
+  if (!rec.containerRetryAtMs.has(name)) return false;
+  const atMs = rec.containerRetryAtMs.get(name);
+  if (ctx.nowMs >= atMs) {
+    rec.containerRetryAtMs.delete(name);
+    return false;
+  }
+  wakeAt(rec, atMs);
+  return true;
+}
+
 /// Queues at most one runtime action for `rec` (worker state SyncPod). Returns false when the
 /// pod matches its spec (or must wait); waiting reasons and the wake-up time are updated.
 export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
@@ -153,6 +165,7 @@ export function syncContainer(
     return false;
   }
   if (current !== null && current.state == ContainerState.Created) {
+    if (inContainerErrorWait(rec, ctx, name)) return false;
     ctx.startContainer(rec, current.id, name);
     return true;
   }
@@ -177,6 +190,7 @@ export function syncContainer(
   }
   if (inImagePullBackOff(rec, ctx, name, container.image)) return false;
   if (hasInvalidImageName(rec, ctx, name, container.image)) return false;
+  if (inContainerErrorWait(rec, ctx, name)) return false;
 
   const attempt: u32 = latest !== null ? latest.attempt + 1 : 0;
   ctx.createContainer(rec, sandbox.id, sandbox.attempt, container, hash, attempt);

@@ -9,6 +9,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "../log.js";
+import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 
 /** The checkpoint format; a file of another version is skipped (and reported). */
 export const CHECKPOINT_VERSION = 1;
@@ -147,7 +148,7 @@ export class CheckpointStore {
     const full = path.join(this.dir, file);
     let text: string;
     try {
-      text = fs.readFileSync(full, "utf8");
+      text = readBoundedText(full, FILE_LIMITS.checkpointBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") this.problem(full, `unreadable: ${(error as Error).message}`);
       return undefined;

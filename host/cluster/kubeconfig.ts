@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
+import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 
 export class KubeconfigError extends Error {
   constructor(file: string, field: string, message: string) {
@@ -29,9 +30,9 @@ type Obj = Record<string, unknown>;
 export function loadKubeconfig(file: string): ClusterAccess {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    text = readBoundedText(file, FILE_LIMITS.configBytes);
   } catch (error) {
-    throw new KubeconfigError(file, "", `cannot read: ${(error as Error).message}`);
+    throw new KubeconfigError(file, "", (error as FileReadError).reason ?? (error as Error).message);
   }
   let doc: unknown;
   try {
@@ -71,9 +72,9 @@ export function readKubeconfig(doc: unknown, file: string): ClusterAccess {
     if (fileName === undefined) return undefined;
     const full = path.resolve(dir, fileName);
     try {
-      return fs.readFileSync(full, "utf8");
+      return readBoundedText(full, FILE_LIMITS.pemBytes);
     } catch (error) {
-      return fail(`${where}.${key}`, `cannot read ${full}: ${(error as Error).message}`);
+      return fail(`${where}.${key}`, (error as Error).message);
     }
   };
 
@@ -83,9 +84,9 @@ export function readKubeconfig(doc: unknown, file: string): ClusterAccess {
   const tokenFile = str(user.tokenFile, "user.tokenFile");
   if (token === undefined && tokenFile !== undefined) {
     try {
-      token = fs.readFileSync(path.resolve(dir, tokenFile), "utf8").trim();
+      token = readBoundedText(path.resolve(dir, tokenFile), FILE_LIMITS.smallBytes).trim();
     } catch (error) {
-      fail("user.tokenFile", `cannot read: ${(error as Error).message}`);
+      fail("user.tokenFile", (error as Error).message);
     }
   }
   const access: ClusterAccess = {

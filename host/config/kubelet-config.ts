@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
+import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -147,9 +148,9 @@ function setPath(object: Record<string, any>, dotted: string, value: unknown): v
 export function readConfigFile(file: string): { fields: Record<string, any>; warnings: string[] } {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    text = readBoundedText(file, FILE_LIMITS.configBytes);
   } catch (error) {
-    throw new ConfigError(`--config: cannot read ${file}: ${(error as Error).message}`);
+    throw new ConfigError(`--config: ${(error as Error).message}`);
   }
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {

@@ -8,6 +8,7 @@ import { podDnsConfig, podHostnameAndDomain, sandboxHostname, type DnsSettings, 
 import { ETC_HOSTS_PATH, hostNetworkHostsContent, managedHostsContent, mountsOwnHostsFile, writeHostsFile } from "./etc-hosts.js";
 import { portMappings } from "./ports-and-sysctls.js";
 import { containerNamed, containerSecurity, podNamespaces, sandboxSecurity } from "./security-context.js";
+import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 
 type Json = Record<string, any>;
 
@@ -39,7 +40,7 @@ export const DEFAULT_POD_RUNTIME_SETTINGS: PodRuntimeSettings = {
 export function readResolvConf(file: string): string | undefined {
   if (file === "") return "";
   try {
-    return fs.readFileSync(file, "utf8");
+    return readBoundedText(file, FILE_LIMITS.smallBytes);
   } catch {
     return undefined;
   }
@@ -91,7 +92,7 @@ export function hostsFileMount(facts: PodObjectFacts, containerName: string, hos
   if (hostNetwork) {
     let nodeHosts = "";
     try {
-      nodeHosts = fs.readFileSync(settings.nodeHostsFile, "utf8");
+      nodeHosts = readBoundedText(settings.nodeHostsFile, FILE_LIMITS.smallBytes);
     } catch {
       // A node without a hosts file: the pod gets the aliases alone.
     }

@@ -11,7 +11,8 @@ import { ANONYMOUS, Authenticator } from "./authn.js";
 import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
 import { type Handler, KubeletServer } from "./kubelet-server.js";
 import { podListItems } from "./pods-view.js";
-import { loadServingCert } from "./serving-cert.js";
+import { loadServingCert, type ServingFiles } from "./serving-cert.js";
+import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 import { CertificateManager, CURRENT_SERVING_FILE, validityOf } from "../certificates/certificate-manager.js";
 import net from "node:net";
 import path from "node:path";
@@ -30,6 +31,8 @@ export interface KubeletApiOptions {
   address: string;
   readOnlyPort: number;
   tlsCertFile?: string;
+  /** The certificate, key and client CA, read and checked at start (readServingFiles). */
+  servingFiles?: ServingFiles;
   tlsKeyFile?: string;
   certDir: string;
   clientCaFile?: string;
@@ -51,7 +54,7 @@ export interface KubeletApiOptions {
 function readCurrentServing(certDir: string): { certPem: string; keyPem: string; certFile: string } | undefined {
   const file = path.join(certDir, CURRENT_SERVING_FILE);
   try {
-    const text = fs.readFileSync(file, "utf8");
+    const text = readBoundedText(file, FILE_LIMITS.pemBytes);
     const certPem = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(text)?.[0];
     const keyPem = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\n?/.exec(text)?.[0];
     const validity = validityOf(certPem);
@@ -85,12 +88,11 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
   });
   if (o.port > 0) {
     const cert = loadServingCert({
-      certFile: o.tlsCertFile,
-      keyFile: o.tlsKeyFile,
+      given: o.servingFiles?.cert,
       certDir: o.certDir,
       names: [o.nodeName, os.hostname(), "localhost", o.nodeIp ?? "", ...nodeAddresses()],
     });
-    const clientCaPem = o.clientCaFile ? fs.readFileSync(o.clientCaFile, "utf8") : undefined;
+    const clientCaPem = o.servingFiles?.clientCaPem;
     const bootstrapped = o.serverTlsBootstrap && !o.tlsCertFile ? readCurrentServing(o.certDir) : undefined;
     if (bootstrapped) Object.assign(cert, bootstrapped, { selfSigned: false });
     const https = await server.listenHttps(o.port, o.address, { certPem: cert.certPem, keyPem: cert.keyPem, clientCaPem });

@@ -14,6 +14,7 @@ import { LogQueryError, parseLogOptions, writeContainerLog } from "./container-l
 import { serveNodeLog } from "./node-logs.js";
 import { PodLookup } from "./pod-lookup.js";
 import { StreamRequestError, commandOptions, relayUpgrade } from "./streaming.js";
+import { KUBELET_API_LIMITS, guardConnections, type ConnectionLimits, type GuardCounts } from "./connection-guard.js";
 
 /** A handler of a plain (not upgraded) request: writes the answer. */
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<void> | void;
@@ -36,6 +37,8 @@ export interface KubeletServerOptions {
   nodeLogDir?: string;
   /** The read-only port: only /healthz, /pods, /stats and /metrics; no logs, exec or config. */
   readOnly?: boolean;
+  /** What an unauthenticated client may hold (tests lower them). */
+  limits?: ConnectionLimits;
   now?: () => number;
 }
 
@@ -104,6 +107,8 @@ export class KubeletServer {
   /** Upgraded connections being relayed to the runtime. */
   readonly sessions = new Set<Duplex>();
   private servers: http.Server[] = [];
+  /** Connections refused or timed out before sending a request, per listening server. */
+  readonly guards: GuardCounts[] = [];
 
   constructor(private options: KubeletServerOptions) {
     this.lookup = new PodLookup(options.runtime, options.podLogsDir);
@@ -118,6 +123,7 @@ export class KubeletServer {
       ca: tls.clientCaPem,
       requestCert: tls.clientCaPem !== undefined,
       rejectUnauthorized: false, // no certificate (or a bad one) is not an identity; tokens may still be
+      handshakeTimeout: (this.options.limits ?? KUBELET_API_LIMITS).pendingTimeoutMs,
     });
     return this.listen(server, port, address);
   }
@@ -131,6 +137,7 @@ export class KubeletServer {
     server.on("request", (req, res) => void this.onRequest(req, res));
     server.on("upgrade", (req, socket, head) => void this.onUpgrade(req, socket, head));
     server.on("clientError", (_error, socket) => socket.destroy());
+    this.guards.push(guardConnections(server, this.options.limits ?? KUBELET_API_LIMITS));
     this.servers.push(server);
     return new Promise((resolve, reject) => {
       server.once("error", reject);
@@ -329,6 +336,7 @@ export function startHealthzServer(port: number, address: string, syncLoopProble
     }
     send(res, 404, "404 page not found\n");
   });
+  guardConnections(server);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, address, () => resolve(server));

@@ -43,21 +43,28 @@ test("a directory swapped with a symlink while subPaths are mounted: every conta
   fs.writeFileSync(path.join(outside, "etc", "marker"), "outside\n");
   try {
     // The swapper renames (atomically) a real directory and a symlink to the host directory in
-    // and out of `real`, as fast as it can; the readers start, record what they see, and crash to
-    // be started again (each start a new subPath mount).
+    // and out of `real`, as fast as it can; ten readers each mount `real/etc` once and record
+    // what they see (a refused mount is tried again every 10 s, each try a new race).
     const swap = [
       "mkdir -p /v/dir/etc /v/seen && echo inside > /v/dir/etc/marker",
       `ln -s ${outside} /v/link`,
-      "while true; do mv /v/dir /v/real; mv /v/real /v/dir; mv /v/link /v/real; mv /v/real /v/link; done",
+      // `real` is missing between two renames, and the agent may make it anew then (as upstream
+      // would): such a directory is removed and the swapping goes on.
+      "while true; do mv -T /v/dir /v/real || rm -rf /v/real; mv -T /v/real /v/dir; mv -T /v/link /v/real || rm -rf /v/real; mv -T /v/real /v/link; done",
     ].join("; ");
-    const reader = (n) => container(`reader${n}`, `cat /m/marker >> /v/seen/${n} 2>/dev/null; sleep 1; exit 1`, [{ name: "v", mountPath: "/m", subPath: "real/etc" }, { name: "v", mountPath: "/v" }]);
-    const manifest = pod("swap", { containers: [container("swapper", swap, [{ name: "v", mountPath: "/v" }]), ...[1, 2, 3, 4].map(reader)] });
+    const readers = [...Array(10).keys()].map((n) => container(`reader${n}`, `cat /m/marker > /v/seen/${n} 2>&1; sleep 3600`, [{ name: "v", mountPath: "/m", subPath: "real/etc" }, { name: "v", mountPath: "/v" }]));
+    const manifest = pod("swap", { containers: [container("swapper", swap, [{ name: "v", mountPath: "/v" }]), ...readers] });
     fs.writeFileSync(path.join(dir, "manifests", "swap.json"), JSON.stringify(manifest));
     const running = await nanolet.waitPod("swap", (p) => p.containers.some((c) => c.name === "swapper" && c.state === "running"), "the swapper running", 60_000);
     const seenDir = path.join(dir, "root", "pods", running.uid, "volumes", "kubernetes.io~empty-dir", "v", "seen");
-    const seen = () => (fs.existsSync(seenDir) ? fs.readdirSync(seenDir).flatMap((f) => fs.readFileSync(path.join(seenDir, f), "utf8").split("\n").filter(Boolean)) : []);
-    await waitFor("8 reads of a subPath mount", () => seen().length >= 8, 150_000, 500);
-    assert.deepEqual([...new Set(seen())], ["inside"], "no container read the host's directory");
+    const seen = () => (fs.existsSync(seenDir) ? fs.readdirSync(seenDir).map((f) => fs.readFileSync(path.join(seenDir, f), "utf8").trim()) : []);
+    await waitFor("5 readers started through a raced subPath", () => seen().length >= 5, 150_000, 500);
+    // A reader may also find `etc` missing: when `real` was gone for a moment the agent made the
+    // subPath anew inside the volume (upstream does too). Never the host's file.
+    assert.deepEqual(seen().filter((s) => s.includes("outside")), [], "no container read the host's directory");
+    assert.ok(seen().includes("inside"), "the volume's file was read");
+    const refusals = nanolet.logLines(/msg="Failed to (prepare subPath|create subPath directory)/).length;
+    assert.ok(refusals > 0, "some mounts met the swapped link and were refused");
     // The mounts the runtime was given are the agent's private binds, not paths in the volume.
     assert.ok(mountsUnder(path.join(dir, "root", "pods", running.uid, "volume-subpaths")).length > 0, "subPaths are bind mounts under volume-subpaths");
 

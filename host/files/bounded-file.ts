@@ -1,0 +1,83 @@
+// Every file the agent reads by a name it was given (its configuration, certificates, keys,
+// kubeconfigs, resolv.conf, checkpoints) is read the same way: opened once without blocking (a
+// FIFO or a device cannot hang the agent), checked to be a regular file on the descriptor that was
+// opened (no swap between check and read), and read to a stated limit (a /dev/zero or a
+// multi-gigabyte file cannot grow it). The error names the file and says what it is not; it never
+// quotes what the file holds.
+import fs from "node:fs";
+
+/** Limits by kind of file; each is far above any real one. */
+export const FILE_LIMITS = {
+  /** A KubeletConfiguration, a kubeconfig (certificates inline), the pod runtime's own files. */
+  configBytes: 1024 * 1024,
+  /** A PEM bundle: a CA file with a few hundred certificates, or one certificate and its key. */
+  pemBytes: 1024 * 1024,
+  /** A token file, resolv.conf, a small state file of the agent's own. */
+  smallBytes: 64 * 1024,
+  /** A checkpoint of one pod (its spec and status). */
+  checkpointBytes: 4 * 1024 * 1024,
+} as const;
+
+export class FileReadError extends Error {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    readonly code?: string,
+  ) {
+    super(`${file}: ${reason}`);
+    this.name = "FileReadError";
+  }
+}
+
+function kindOf(stat: fs.Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isFIFO()) return "a fifo";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+/** The bytes of regular file `file`, at most `maxBytes`; a FileReadError otherwise. */
+export function readBoundedFile(file: string, maxBytes: number): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new FileReadError(file, `cannot open: ${e.code ?? e.message}`, e.code);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new FileReadError(file, `${kindOf(stat)}, not a regular file`, "ENOTREG");
+    if (stat.size > maxBytes) throw new FileReadError(file, `too large: ${stat.size} bytes, at most ${maxBytes} are read`, "EFBIG");
+    // One byte past the limit: a file growing while it is read is refused, not cut short.
+    const buffer = Buffer.alloc(Math.min(maxBytes, stat.size) + 1);
+    let length = 0;
+    for (;;) {
+      const n = fs.readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > maxBytes) throw new FileReadError(file, `too large: more than ${maxBytes} bytes`, "EFBIG");
+      if (length === buffer.length) throw new FileReadError(file, "changed while it was read", "ECHANGED");
+    }
+    return buffer.subarray(0, length);
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    const e = error as NodeJS.ErrnoException;
+    throw new FileReadError(file, `cannot read: ${e.code ?? e.message}`, e.code);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** As readBoundedFile, as UTF-8 text. */
+export function readBoundedText(file: string, maxBytes: number): string {
+  return readBoundedFile(file, maxBytes).toString("utf8");
+}
+
+/** The PEM blocks of `kind` (CERTIFICATE, ... PRIVATE KEY) in `text`; counts only, never their bytes. */
+export function pemBlockCount(text: string, kind: RegExp): number {
+  let n = 0;
+  for (const m of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----/g)) if (kind.test(m[1])) n++;
+  return n;
+}
