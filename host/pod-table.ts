@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { MAX_REPORTED_PROBLEMS } from "./sources/limits.js";
 import type { PodStatus } from "./core-types.js";
+import { printable } from "./log.js";
 
 export interface PodRow {
   uid: string;
@@ -143,8 +144,8 @@ export class PodTable {
 export function formatPodTable(snapshot: PodTableSnapshot): string {
   const header = ["NAMESPACE", "NAME", "PHASE", "RESTARTS", "CONTAINERS"];
   const rows = snapshot.pods.map((p) => [
-    p.namespace,
-    p.name,
+    printable(p.namespace, 253),
+    printable(p.name, 253),
     p.reason ? `${p.phase}(${p.reason})` : p.phase,
     String(p.restarts),
     p.containers.map((c) => `${c.name}:${c.state}${c.reason ? `(${c.reason})` : ""}`).join(",") || "-",
@@ -153,7 +154,7 @@ export function formatPodTable(snapshot: PodTableSnapshot): string {
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("   ");
   let out = [line(header), ...rows.map(line)].join("\n") + "\n";
   for (const problem of snapshot.problems) {
-    out += `refused: ${problem.origin}: ${problem.field ? problem.field + ": " : ""}${problem.message}\n`;
+    out += printable(`refused: ${problem.origin}: ${problem.field ? problem.field + ": " : ""}${problem.message}`, 4096) + "\n";
   }
   return out;
 }

@@ -205,7 +205,9 @@ export class Agent {
       if (rec.terminal) {
         movePod(rec, WorkerEvent.BecameTerminal);
       } else {
-        syncPodStep(rec, ctx);
+        // A wait noted for one container (its back-off) must not hold back the action just
+        // queued for another: the pod steps again when that action's result comes in.
+        if (syncPodStep(rec, ctx)) rec.retryAtMs = 0;
         refreshStatus(rec, ctx);
         return;
       }
@@ -217,6 +219,12 @@ export class Agent {
     if (rec.state == WorkerState.TerminatedPod) {
       // Upstream unmounts the volumes of every pod whose containers have all stopped.
       if (tearDownStep(rec, ctx)) return;
+      if (rec.spec !== null && !rec.terminal && !rec.spec!.beingDeleted) {
+        // Removed, then desired again while it stopped (a duplicate that shadowed it went away):
+        // it runs again, as upstream starts a new worker for a pod it had finished.
+        movePod(rec, WorkerEvent.Readded);
+        return;
+      }
       if (rec.spec !== null) return; // terminal but still desired: keep it as it is
       if (cleanupStep(rec, ctx)) return;
       movePod(rec, WorkerEvent.AllRemoved);

@@ -1,6 +1,7 @@
 // Reads typed fields out of a parsed manifest and collects every problem instead of stopping at
 // the first, so that a user fixes a manifest in one round (the apiserver lists all its errors).
 // A bad field reads as its default, so the walk goes on; the caller refuses the pod at the end.
+import { printable } from "../log.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = Record<string, Json>;
@@ -47,11 +48,30 @@ export function isObject(value: unknown): value is JsonObject {
 /** The apiserver's wording for a field it does not know how to act on here. */
 export const NOT_IMPLEMENTED = "Unsupported field: nanolet does not implement it yet";
 
+/** Problems one document reports; the rest are counted in one more (a file of junk is one mistake). */
+export const MAX_PROBLEMS_PER_DOCUMENT = 20;
+
+/**
+ * A map key from the input as a field name: a plain name as it is, anything else (long, or with
+ * characters no Kubernetes field has) quoted and cut, so that a file's contents (a password
+ * file read as YAML keys) never reach the log as "field names".
+ */
+export function fieldKey(key: string): string {
+  if (/^[A-Za-z0-9_.\-/]{1,63}$/.test(key)) return key;
+  return JSON.stringify(key.length > 16 ? key.slice(0, 16) : key).replace(/[\u007f-\uffff]/g, "?") + (key.length > 16 ? `...(${key.length} characters)` : "");
+}
+
 export class FieldReader {
   readonly problems: FieldProblem[] = [];
+  private dropped = 0;
 
   add(field: string, detail: string): void {
-    this.problems.push({ field, detail });
+    if (this.problems.length >= MAX_PROBLEMS_PER_DOCUMENT) {
+      this.dropped++;
+      return;
+    }
+    // Details quote values from the input (`Invalid value: "..."`): bounded and made printable.
+    this.problems.push({ field: printable(field, 256), detail: printable(detail, 512) });
   }
 
   /** The node's admission refuses the pod (a valid one) for `reason`. */
@@ -61,6 +81,10 @@ export class FieldReader {
 
   /** Throws the collected problems, if any. */
   done(): void {
+    if (this.dropped > 0) {
+      this.problems.push({ field: "", detail: `... and ${this.dropped} more problems in this document` });
+      this.dropped = 0;
+    }
     if (this.problems.length > 0) throw new ManifestError(this.problems);
   }
 
@@ -144,7 +168,7 @@ export class FieldReader {
       if (allowed.has(key)) continue;
       const value = object[key];
       if (allowedIfEmpty.has(key) && isEmpty(value)) continue;
-      this.add(field ? `${field}.${key}` : key, NOT_IMPLEMENTED);
+      this.add(field ? `${field}.${fieldKey(key)}` : fieldKey(key), NOT_IMPLEMENTED);
     }
   }
 }

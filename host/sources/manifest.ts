@@ -3,7 +3,7 @@
 // policies, duplicates) are the core's job; this layer only checks shapes and types.
 import { createHash } from "node:crypto";
 import type { ContainerSpec, PodSpec } from "../core-types.js";
-import { FieldReader, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
+import { FieldReader, fieldKey, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkHostNetworkPorts, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 import { checkNamingFields } from "./dns-fields.js";
 import { checkContainerSecurityContext, checkPodSecurityContext } from "./security-fields.js";
@@ -214,6 +214,16 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const r = new FieldReader();
   const pod = r.object(doc, "", true);
   if (!pod) r.done();
+  // What is not a Pod at all (no apiVersion or kind, or another kind) is refused as a whole:
+  // its fields mean nothing here, and naming them would echo whatever the file holds.
+  if (pod!.kind === undefined && pod!.apiVersion === undefined) {
+    r.add("", "not a Pod manifest: it has neither apiVersion nor kind (a Pod manifest says apiVersion: v1, kind: Pod)");
+    r.done();
+  }
+  if (typeof pod!.kind === "string" && pod!.kind !== "Pod") {
+    r.add("kind", `Unsupported value: ${JSON.stringify(fieldKey(pod!.kind))}: supported values: "Pod"`);
+    r.done();
+  }
   r.onlyFields(pod!, "", POD_FIELDS);
   const kind = r.string(pod!.kind, "kind", true);
   if (kind !== undefined && kind !== "Pod") r.add("kind", `Unsupported value: "${kind}": supported values: "Pod"`);

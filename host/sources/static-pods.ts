@@ -110,10 +110,11 @@ export function scanManifestDir(dir: string, nodeName: string, cache?: Map<strin
     return result;
   }
   if (names.length > MAX_MANIFEST_FILES) {
-    for (const name of names.slice(MAX_MANIFEST_FILES)) {
-      result.problems.push({ origin: path.join(dir, name), field: "", message: `Too many: the directory has ${names.length} manifest files; only the first ${MAX_MANIFEST_FILES} (by name) are read` });
+    const { read, skipped } = filesWithinCap(dir, names, cache);
+    for (const name of skipped) {
+      result.problems.push({ origin: path.join(dir, name), field: "", message: `Too many: the directory has ${names.length} manifest files; ${MAX_MANIFEST_FILES} are read (those read before first, then the oldest), this one is not` });
     }
-    names = names.slice(0, MAX_MANIFEST_FILES);
+    names = read;
   }
   const present = new Set<string>();
   for (const name of names) {
@@ -125,6 +126,26 @@ export function scanManifestDir(dir: string, nodeName: string, cache?: Map<strin
   }
   if (cache) for (const file of cache.keys()) if (!present.has(file)) cache.delete(file);
   return result;
+}
+
+/**
+ * Which files to read when there are more than the cap. A cap must never stop what runs: the
+ * files read before (their pods may be running) come first, then the oldest by modification time
+ * (after an agent restart, the manifests that were there before a flood), then by name.
+ */
+function filesWithinCap(dir: string, names: string[], cache?: Map<string, CachedFile>): { read: string[]; skipped: string[] } {
+  const mtimeMs = (name: string): number => {
+    try {
+      return fs.lstatSync(path.join(dir, name)).mtimeMs;
+    } catch {
+      return Number.MAX_SAFE_INTEGER;
+    }
+  };
+  const known = names.filter((n) => cache?.has(path.join(dir, n)));
+  const fresh = names.filter((n) => !cache?.has(path.join(dir, n))).map((n) => ({ n, t: mtimeMs(n) }));
+  fresh.sort((a, b) => a.t - b.t || (a.n < b.n ? -1 : a.n > b.n ? 1 : 0));
+  const chosen = new Set([...known, ...fresh.map((f) => f.n)].slice(0, MAX_MANIFEST_FILES));
+  return { read: names.filter((n) => chosen.has(n)), skipped: names.filter((n) => !chosen.has(n)) };
 }
 
 function scanEntry(file: string, nodeName: string, cache?: Map<string, CachedFile>): ScanResult {

@@ -382,3 +382,43 @@ describe("the pod's view of the runtime", () => {
     expect(node.count(ActionTag.StartContainer)).toBeGreaterThan(2);
   });
 });
+
+describe("agent: one container's failure, a pod re-added", () => {
+  it("a container that cannot be created holds none of the pod's other containers back", () => {
+    const node = new FakeNode(new Agent(config()));
+    node.failCreatesOf = "bad";
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["bad", "a", "b"])]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.runningCount("a")).toBe(1);
+    expect(node.runningCount("b")).toBe(1);
+    expect(node.statuses.get("u1").containerStatuses[0].reason).toBe("CreateContainerError");
+    let creates = 0;
+    for (let i = 0; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.CreateContainer && node.log[i].kind.create!.container.name == "bad") creates++;
+    expect(creates).toBe(1);
+    node.runUntil(node.nowMs + 10 * S);
+    creates = 0;
+    for (let i = 0; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.CreateContainer && node.log[i].kind.create!.container.name == "bad") creates++;
+    expect(creates).toBe(2); // tried again after the worker's 10 s, not before
+  });
+
+  it("a pod removed from its source and desired again with the same uid runs again", () => {
+    const node = started("u1", "Always");
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 40 * S);
+    expect(node.runningCount("app")).toBe(0);
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 5 * S);
+    expect(node.runningCount("app")).toBe(1);
+    expect(node.phase("u1")).toBe(PodPhase.Running);
+  });
+
+  it("a pod desired again while it still stops runs again once stopped", () => {
+    const node = started("u1", "Always");
+    node.agent.handlePods(node.nowMs, []);
+    node.agent.pollActions(node.nowMs); // the stop is on its way
+    node.agent.handlePods(node.nowMs, [spec("u1", "Always", ["app"])]);
+    node.runUntil(node.nowMs + 40 * S);
+    expect(node.runningCount("app")).toBe(1);
+  });
+});
+

@@ -55,6 +55,8 @@ export class FakeNode {
   missingImage: string = "";
   /** Fail every CreateContainer with a runtime error (not an image problem). */
   failCreates: bool = false;
+  /** Fail every CreateContainer of the container with this name (the pod's others are created). */
+  failCreatesOf: string = "";
   /** Answer every relist with a runtime error instead of a snapshot. */
   failRelists: bool = false;
   /** StartContainer answers success and leaves the container created. */
@@ -174,7 +176,7 @@ export class FakeNode {
         break;
       }
       case ActionTag.CreateContainer: {
-        if (this.failCreates) {
+        if (this.failCreates || k.create!.container.name == this.failCreatesOf) {
           r.error = new ActionError(0, 2, "runtime says no");
           break;
         }
