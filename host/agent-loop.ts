@@ -384,10 +384,13 @@ export class AgentLoop {
     const { log, podTable } = this.options;
     // Each problem is logged when it appears, not again at every later scan (a directory with
     // many bad files would otherwise repeat all of them whenever one file changes).
-    this.logSourceChanges(this.desired, scan.pods);
+    const before = this.desired;
     this.desired = scan.pods;
     this.registerObjects();
     const rejected = this.feedPods();
+    // A pod the core or the node refused is said to be refused (below), never "added".
+    const refused = new Set(rejected.map((r) => scan.pods[r.index]?.spec.uid));
+    this.logSourceChanges(before, scan.pods.filter((p) => !refused.has(p.spec.uid)));
     const seen = new Set<string>();
     for (const p of [...scan.problems, ...rejected]) {
       // A pod the core refused is logged once per pod and field, not again when only the words

@@ -31,6 +31,7 @@ import type { ObjectGetter } from "./volumes/object-store.js";
 import { VolumeMountError } from "./volumes/volume-errors.js";
 import type { VolumeManager } from "./volumes/volume-manager.js";
 import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
+import fs from "node:fs";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
 
@@ -238,6 +239,15 @@ export class Executor {
     switch (kind.tag) {
       case "run-sandbox": {
         const { config, warnings } = this.sandboxFor(kind.val);
+        // As upstream's createPodSandbox: the pod's log directory first, so that a name the file
+        // system cannot hold (a 250-character pod name) fails the sandbox, said once per try,
+        // instead of every container start.
+        try {
+          if (config.logDirectory) fs.mkdirSync(config.logDirectory, { recursive: true, mode: 0o755 });
+        } catch (error) {
+          const e = error as NodeJS.ErrnoException;
+          throw new Error(`create pod log directory ${JSON.stringify(config.logDirectory)}: ${e.code === "ENAMETOOLONG" ? "file name too long" : e.code ?? e.message}`);
+        }
         for (const w of warnings) this.options.onEvent?.(action, { containerName: "", eventType: "warning", reason: w.reason, message: w.message });
         return runtime.runPodSandbox(config);
       }

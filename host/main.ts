@@ -167,6 +167,30 @@ function wantsHelp(argv: string[]): boolean {
   return argv.includes("--help") || argv.includes("-h");
 }
 
+/** The boolean flags of `run`: each takes `--name`, `--name=true` or `--name=false`, as the kubelet's. */
+const RUN_BOOLEAN_FLAGS = new Set(["rotate-certificates", "authentication-token-webhook", "anonymous-auth"]);
+
+/**
+ * The kubelet's flags (pflag) take a boolean's value after `=` (`--anonymous-auth=false`, the
+ * form kubeadm and every guide writes); Node's parser takes none. `--name=<value>` is read with
+ * Go's ParseBool words: true becomes `--name`, false is taken out and returned.
+ */
+export function booleanFlagValues(argv: string[], names: ReadonlySet<string>): { args: string[]; falseFlags: string[] } {
+  const args: string[] = [];
+  const falseFlags: string[] = [];
+  for (const arg of argv) {
+    const m = /^--([a-z0-9-]+)=(.*)$/s.exec(arg);
+    if (!m || !names.has(m[1])) {
+      args.push(arg);
+      continue;
+    }
+    if (["1", "t", "T", "TRUE", "true", "True"].includes(m[2])) args.push(`--${m[1]}`);
+    else if (["0", "f", "F", "FALSE", "false", "False"].includes(m[2])) falseFlags.push(m[1]);
+    else throw new Error(`invalid argument ${JSON.stringify(m[2].slice(0, 32))} for "--${m[1]}" flag: strconv.ParseBool: parsing ${JSON.stringify(m[2].slice(0, 32))}: invalid syntax`);
+  }
+  return { args, falseFlags };
+}
+
 /** A port the agent must serve: if it cannot listen, the agent stops (exit 1) instead of running half-started. */
 async function listenOrFail<T>(log: StreamLogger, what: string, address: string, listen: () => Promise<T>): Promise<T> {
   try {
@@ -185,8 +209,9 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  const { args, falseFlags } = booleanFlagValues(argv, RUN_BOOLEAN_FLAGS);
   const { values } = parseArgs({
-    args: argv,
+    args,
     options: {
       config: { type: "string" },
       "pod-manifest-path": { type: "string" },
@@ -234,6 +259,7 @@ async function run(argv: string[]): Promise<number> {
     },
     strict: true,
   });
+  for (const name of falseFlags) (values as Record<string, unknown>)[name] = false;
   const level = values.v as Level;
   if (!["debug", "info", "warn", "error"].includes(level)) throw new Error(`--v: unknown level "${values.v}"`);
   const log = new StreamLogger(process.stderr, level);
@@ -291,6 +317,10 @@ async function run(argv: string[]): Promise<number> {
   };
   const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const servingFiles = apiPort > 0 ? readServingFiles(config.tlsCertFile, config.tlsPrivateKeyFile, config.authentication.x509?.clientCAFile) : {};
+  const coreConfig: CoreConfig = { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node };
+  // The core checks the eviction thresholds with upstream's words: ask it now, not once the
+  // runtime answers (a core instance is cheap once its modules are compiled, and is dropped).
+  await CoreAgent.create(coreConfig);
 
   const metrics = new KubeletMetrics();
   const runtime = new GrpcRuntime({
@@ -360,7 +390,7 @@ async function run(argv: string[]): Promise<number> {
     log,
     podTable,
     podLogsDir,
-    core: { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node },
+    core: coreConfig,
     cgroupRoot,
     cgroups: new CgroupManager(cgroupRoot),
     stats: new StatsCollector({

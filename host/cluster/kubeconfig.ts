@@ -74,7 +74,7 @@ export function readKubeconfig(doc: unknown, file: string): ClusterAccess {
     try {
       return readBoundedText(full, FILE_LIMITS.pemBytes);
     } catch (error) {
-      return fail(`${where}.${key}`, (error as Error).message);
+      return fail(`${where}.${key}`, `cannot read ${full}: ${(error as FileReadError).reason ?? (error as Error).message}`);
     }
   };
 
@@ -86,7 +86,7 @@ export function readKubeconfig(doc: unknown, file: string): ClusterAccess {
     try {
       token = readBoundedText(path.resolve(dir, tokenFile), FILE_LIMITS.smallBytes).trim();
     } catch (error) {
-      fail("user.tokenFile", (error as Error).message);
+      fail("user.tokenFile", `cannot read: ${(error as FileReadError).reason ?? (error as Error).message}`);
     }
   }
   const access: ClusterAccess = {

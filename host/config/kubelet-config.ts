@@ -6,7 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
-import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
+import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
+import { printable } from "../log.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -150,7 +151,7 @@ export function readConfigFile(file: string): { fields: Record<string, any>; war
   try {
     text = readBoundedText(file, FILE_LIMITS.configBytes);
   } catch (error) {
-    throw new ConfigError(`--config: ${(error as Error).message}`);
+    throw new ConfigError(`--config: cannot read ${file}: ${(error as FileReadError).reason ?? (error as Error).message}`);
   }
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
@@ -191,21 +192,33 @@ function walkUnknown(object: Record<string, any>, prefix: string, warnings: stri
       warnings.push(`field "${dotted}" is not implemented by nanolet and is ignored`);
     } else if (KNOWN_PARENTS.has(dotted) && value !== null && typeof value === "object" && !Array.isArray(value)) {
       walkUnknown(value, dotted + ".", warnings);
+    } else if (KNOWN_PARENTS.has(dotted)) {
+      // A known section of the wrong shape is a mistake in a field nanolet reads, not an unknown one.
+      throw new ConfigError(`invalid configuration: ${dotted}: expected an object, got ${shown(value)}`);
     } else {
-      warnings.push(`unknown field "${dotted}"`);
+      warnings.push(`unknown field "${printable(dotted, 128)}"`);
     }
   }
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+const INT32_MIN = -(2 ** 31);
+
+/** A value from the file or a flag as an error shows it: JSON, cut short, printable. */
+function shown(value: unknown): string {
+  return printable(JSON.stringify(value) ?? String(value), 64);
+}
+
 /** A file value checked against the field's kind and brought to the /configz form. */
 function fromFile(spec: FieldSpec, value: unknown): unknown {
-  const wrong = (what: string) => new ConfigError(`invalid configuration: ${spec.path}: expected ${what}, got ${JSON.stringify(value)}`);
+  const wrong = (what: string) => new ConfigError(`invalid configuration: ${spec.path}: expected ${what}, got ${shown(value)}`);
   switch (spec.kind) {
     case "bool":
       if (typeof value !== "boolean") throw wrong("true or false");
       return value;
     case "int":
-      if (typeof value !== "number" || !Number.isInteger(value) || Math.abs(value) > 2 ** 31) throw wrong("a whole number");
+      // The kubelet's integer fields are int32: a larger number does not decode.
+      if (typeof value !== "number" || !Number.isInteger(value) || value > INT32_MAX || value < INT32_MIN) throw wrong(`a whole number from ${INT32_MIN} to ${INT32_MAX}`);
       return value;
     case "string":
       if (typeof value !== "string") throw wrong("a string");
@@ -224,7 +237,7 @@ function fromFile(spec: FieldSpec, value: unknown): unknown {
       return [...value];
     case "map":
       if (value === null || typeof value !== "object" || Array.isArray(value)) throw wrong("a map of strings");
-      for (const [k, v] of Object.entries(value)) if (typeof v !== "string") throw new ConfigError(`invalid configuration: ${spec.path}.${k}: expected a string, got ${JSON.stringify(v)}`);
+      for (const [k, v] of Object.entries(value)) if (typeof v !== "string") throw new ConfigError(`invalid configuration: ${spec.path}.${printable(k, 64)}: expected a string, got ${shown(v)}`);
       return { ...(value as Record<string, string>) };
   }
 }
@@ -251,8 +264,9 @@ function fromFlag(spec: FieldSpec, text: string | boolean): unknown {
       break;
   }
   if (spec.kind === "int") {
-    if (!/^-?\d+$/.test(text.trim())) throw new ConfigError(`invalid argument "${text}" for "${flag}" flag: expected a whole number`);
-    return Number(text);
+    const n = Number(text);
+    if (!/^-?\d+$/.test(text.trim()) || n > INT32_MAX || n < INT32_MIN) throw new ConfigError(`invalid argument ${shown(text)} for "${flag}" flag: expected a whole number from ${INT32_MIN} to ${INT32_MAX}`);
+    return n;
   }
   if (spec.kind === "duration") {
     const ns = parseGoDuration(text.trim());

@@ -413,8 +413,13 @@ export function checkHostPath(p: string, type: string): string {
       return p;
     case "FileOrCreate":
       if (!stat) {
-        fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o755 });
-        fs.writeFileSync(p, "", { mode: 0o644, flag: "a" });
+        // Upstream makes the file only: a missing parent directory fails the volume.
+        try {
+          fs.writeFileSync(p, "", { mode: 0o644, flag: "a" });
+        } catch (error) {
+          const e = error as NodeJS.ErrnoException;
+          throw new VolumeSetUpError(`open ${p}: ${e.code === "ENOENT" ? "no such file or directory" : e.code ?? e.message}`);
+        }
         return p;
       }
       if (!stat.isFile()) throw fail("a file");

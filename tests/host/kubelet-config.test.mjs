@@ -125,7 +125,11 @@ test("values are checked as the kubelet checks them, each error naming its field
     ["maxPods: -1\n", /maxPods \(--max-pods\) -1 must not be a negative number/],
     ["nodeLeaseDurationSeconds: -5\n", /nodeLeaseDurationSeconds must be greater than 0/],
     ["evictionPressureTransitionPeriod: 10x\n", /evictionPressureTransitionPeriod: time: unknown unit "x" in duration "10x"/],
-    ["maxPods: ten\n", /maxPods: expected a whole number, got "ten"/],
+    ["maxPods: ten\n", /maxPods: expected a whole number from -2147483648 to 2147483647, got "ten"/],
+    // The kubelet's integers are int32: one past the largest does not load.
+    ["containerLogMaxFiles: 2147483648\n", /containerLogMaxFiles: expected a whole number from -2147483648 to 2147483647, got 2147483648/],
+    // A section nanolet reads, written as something else, is an error, not an unknown field.
+    ["authentication: x\n", /invalid configuration: authentication: expected an object, got "x"/],
     ["authorization:\n  mode: RBAC\n", /authorization\.mode \(--authorization-mode\) "RBAC" must be one of/],
     ["evictionHard:\n  memory.available: 1Gi,nodefs.available<1%\n", /evictionHard: "memory.available": .* may not contain/],
     ["containerLogMaxSize: ten\n", /containerLogMaxSize \(--container-log-max-size\) "ten" is not a quantity/],
@@ -155,3 +159,81 @@ test("nanolet run --config with a bad file exits 2 with the field's error, befor
   assert.match(r.stderr, /nanolet: invalid configuration: containerLogMaxFiles must be greater than 1/);
   assert.equal(fs.existsSync(root), false, "nothing was created");
 });
+
+/** `nanolet run` with these arguments and a runtime socket that does not exist; its exit and stderr. */
+function runAgent(args, { api = false, timeoutMs = 20_000 } = {}) {
+  const bin = path.join(here, "../../bin/nanolet");
+  const root = path.join(dir, `root-${n++}`);
+  const r = spawnSync(process.execPath, [bin, "run", "--root-dir", root, ...(api ? [] : ["--port", "0"]), "--healthz-port", "0", "--container-runtime-endpoint", `unix://${dir}/no-runtime.sock`, "--pod-manifest-path", path.join(dir, "none"), ...args], { encoding: "utf8", timeout: timeoutMs });
+  return { status: r.status, signal: r.signal, stderr: r.stderr };
+}
+
+test("every file the configuration names is a bounded regular file: a device, a fifo, a directory or a file without certificates exits 2 at once", () => {
+  const fifo = path.join(dir, "config.fifo");
+  spawnSync("mkfifo", [fifo]);
+  const shadowLike = path.join(dir, "shadow");
+  fs.writeFileSync(shadowLike, "root:$y$j9T$secret:19000:0:99999:7:::\n");
+  // A node on its own: no webhook (the file's defaults need an apiserver).
+  const alone = "authorization:\n  mode: AlwaysAllow\n";
+  const cases = [
+    [["--config", "/dev/zero"], /--config: cannot read \/dev\/zero: a device, not a regular file/],
+    [["--config", fifo], /a fifo, not a regular file/],
+    [["--config", dir], /a directory, not a regular file/],
+    [["--config", configFile(`${alone}authentication:\n  webhook:\n    enabled: false\n  x509:\n    clientCAFile: /dev/zero\n`)], /clientCAFile \(--client-ca-file\): \/dev\/zero: a device, not a regular file/],
+    [["--config", configFile(`${alone}authentication:\n  webhook:\n    enabled: false\n  x509:\n    clientCAFile: ${fifo}\n`)], /a fifo, not a regular file/],
+    [["--config", configFile(`${alone}authentication:\n  webhook:\n    enabled: false\n  x509:\n    clientCAFile: ${shadowLike}\n`)], /holds no PEM certificate/],
+    [["--config", configFile(`${alone}authentication:\n  webhook:\n    enabled: false\ntlsCertFile: /dev/zero\ntlsPrivateKeyFile: /dev/zero\n`)], /tlsCertFile \(--tls-cert-file\): \/dev\/zero: a device/],
+    [["--kubeconfig", "/dev/zero"], /a device, not a regular file/],
+  ];
+  for (const [args, expected] of cases) {
+    // The kubelet API on (its files are read only then); every case stops before it listens.
+    const r = runAgent(args, { api: true });
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, expected, args.join(" "));
+    assert.doesNotMatch(r.stderr, /secret/, "never what the file holds");
+  }
+  // A file too large is refused by its size, never read to the end.
+  const huge = path.join(dir, "huge.yaml");
+  fs.writeFileSync(huge, "");
+  fs.truncateSync(huge, 64 * 1024 * 1024);
+  const r = runAgent(["--config", huge]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /too large: 67108864 bytes, at most 1048576 are read/);
+});
+
+test("every flag is checked before the runtime is waited for; the kubelet's --flag=false is taken", () => {
+  let r = runAgent(["--eviction-hard", "memory.available<10..5%"]);
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /eviction/);
+  r = runAgent(["--address", "not an ip"], { api: true });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /address \(--address\) "not an ip" is not a valid IP address/);
+  r = runAgent(["--anonymous-auth=maybe"]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool/);
+  r = runAgent(["--anonymous-auth=false", "--max-pods=-1"]);
+  assert.equal(r.status, 2);
+  assert.doesNotMatch(r.stderr, /does not take an argument/);
+  assert.match(r.stderr, /maxPods \(--max-pods\) -1/);
+});
+
+test("a kubelet API port already in use stops the agent (exit 1), never half-started", async () => {
+  const net = await import("node:net");
+  const busy = net.createServer();
+  await new Promise((resolve) => busy.listen(0, "127.0.0.1", resolve));
+  const port = busy.address().port;
+  try {
+    const bin = path.join(here, "../../bin/nanolet");
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [bin, "run", "--root-dir", path.join(dir, `root-${n++}`), "--port", String(port), "--address", "127.0.0.1", "--healthz-port", "0",
+      "--container-runtime-endpoint", `unix://${dir}/no-runtime.sock`, "--pod-manifest-path", path.join(dir, "none")], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c) => (stderr += c));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /msg="Failed to listen and serve" server="kubelet API" address=127\.0\.0\.1:\d+ error=".*EADDRINUSE/);
+  } finally {
+    busy.close();
+  }
+});
+

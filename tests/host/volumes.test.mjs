@@ -260,6 +260,10 @@ test("hostPath: every type checked with upstream's words; the OrCreate types cre
   await volumes.setUp(facts({ volumes: [{ name: "d", hostPath: { path: path.join(root, "made/dir"), type: "DirectoryOrCreate" } }, { name: "f", hostPath: { path: path.join(root, "made.txt"), type: "FileOrCreate" } }, { name: "c", hostPath: { path: "/dev/null", type: "CharDevice" } }] }), ["d", "f", "c"]);
   assert.ok(fs.statSync(path.join(root, "made/dir")).isDirectory());
   assert.ok(fs.statSync(path.join(root, "made.txt")).isFile());
+  // FileOrCreate makes the file, never its directory (upstream's rule).
+  const orphan = path.join(root, "missing-dir", "f.txt");
+  await assert.rejects(volumes.setUp(facts({ volumes: [{ name: "f", hostPath: { path: orphan, type: "FileOrCreate" } }] }), ["f"]), (e) => e.message.endsWith(`open ${orphan}: no such file or directory`));
+  assert.equal(fs.existsSync(path.join(root, "missing-dir")), false);
 });
 
 test("a container's mounts: configMaps read-only, subPath made inside the volume, subPathExpr from env, propagation", async () => {
