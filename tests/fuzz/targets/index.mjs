@@ -8,6 +8,9 @@ import * as criWire from "./cri-wire.mjs";
 import * as witPure from "./wit-pure.mjs";
 import * as agentRecords from "./agent-records.mjs";
 import * as traceReader from "./trace-reader.mjs";
+import * as subpathRace from "./subpath-race.mjs";
+import * as configFiles from "./config-files.mjs";
+import * as apiConnections from "./api-connections.mjs";
 
 export const TARGETS = {
   "manifest-text": manifestText,
@@ -18,4 +21,7 @@ export const TARGETS = {
   "wit-pure": witPure,
   "agent-records": agentRecords,
   "trace-reader": traceReader,
+  "subpath-race": subpathRace,
+  "config-files": configFiles,
+  "api-connections": apiConnections,
 };
