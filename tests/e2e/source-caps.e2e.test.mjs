@@ -65,3 +65,22 @@ test("a duplicate that shadowed a running static pod is removed: the pod runs ag
     await nanolet.stop();
   }
 });
+
+test("a pod name too long for its log directory fails its sandbox with the reason, not its containers in a loop", { timeout: 120_000 }, async () => {
+  const { manifests, nanolet } = agent("long-name");
+  try {
+    // 215 characters + "-e2e-node": a valid name (253 at most) whose log directory
+    // `default_<name>_<uid>` is longer than the 255 bytes a file name may have.
+    const name = "a".repeat(215);
+    fs.writeFileSync(path.join(manifests, "long.yaml"), podManifest(name));
+    fs.writeFileSync(path.join(manifests, "short.yaml"), podManifest("short"));
+    await nanolet.waitPod("short", running, "the other pod running", 60_000);
+    await waitFor("the sandbox refused with the reason", () => nanolet.logLines(/create pod log directory .*file name too long/).length > 0, 60_000);
+    const pod = await nanolet.pod(name);
+    assert.equal(pod.phase, "Pending");
+    assert.equal(pod.restarts, 0);
+    assert.deepEqual(nanolet.logLines(new RegExp(`Container started.*pod=default/${name}`)), []);
+  } finally {
+    await nanolet.stop();
+  }
+});
