@@ -28,6 +28,7 @@ import { fetchPods, startControlSocket } from "./server.js";
 import { startHealthzServer } from "./server/kubelet-server.js";
 import { startKubeletApi } from "./server/kubelet-api.js";
 import { readServingFiles } from "./server/serving-cert.js";
+import { readBoundedText } from "./files/bounded-file.js";
 import { defaultNodeLabels, plegProblem } from "./cluster/node-object.js";
 import { countEviction, statsHandlers } from "./server/stats-endpoints.js";
 import { KubeletMetrics } from "./metrics/kubelet-metrics.js";
@@ -537,7 +538,7 @@ async function pods(argv: string[]): Promise<number> {
       process.stderr.write(`nanolet pods: no agent is answering at ${rootDir}/nanolet.sock and there is no ${file}\n`);
       return 1;
     }
-    snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
+    snapshot = JSON.parse(readBoundedText(file, 16 * 1024 * 1024));
     stale = true;
   }
   if (values.o === "json") {

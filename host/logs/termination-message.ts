@@ -29,9 +29,13 @@ export function prepareTerminationMessageFile(podsDir: string, podUid: string, c
 }
 
 function readAtMost(file: string, maxBytes: number): string {
-  const fd = fs.openSync(file, "r");
+  // The file is the container's to write: opened without following a link or waiting on a fifo,
+  // and read only if it is a regular file.
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   try {
-    const size = fs.fstatSync(fd).size;
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return "";
+    const size = stat.size;
     const length = Math.min(size, maxBytes);
     const buffer = Buffer.alloc(length);
     fs.readSync(fd, buffer, 0, length, size - length);

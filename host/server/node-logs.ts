@@ -5,6 +5,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { PathEscapeError, pathUnder } from "../safe-path.js";
+import { fdPath, safeOpen, within } from "../files/safe-open.js";
 
 export const NODE_LOG_DIR = "/var/log";
 
@@ -18,27 +19,44 @@ export function serveNodeLog(res: http.ServerResponse, rest: string, root = NODE
     res.writeHead(code, { "content-type": "text/plain; charset=utf-8" });
     res.end(message);
   };
-  let target: string;
+  // Resolved once, then opened component by component without following links: what is served
+  // is what was opened, whatever is renamed under /var/log meanwhile.
+  let fd: number;
   try {
-    target = rest === "" ? path.resolve(root) : pathUnder(root, rest);
-    const real = fs.realpathSync(target);
     const realRoot = fs.realpathSync(root);
-    if (real !== realRoot && !real.startsWith(realRoot + path.sep)) return fail(404, "404 page not found\n");
-    target = real;
+    const target = rest === "" ? realRoot : pathUnder(root, rest);
+    const real = fs.realpathSync(target);
+    if (!within(real, realRoot)) return fail(404, "404 page not found\n");
+    fd = safeOpen(realRoot, path.relative(realRoot, real));
   } catch (error) {
     if (error instanceof PathEscapeError) return fail(400, "invalid path\n");
     return fail(404, "404 page not found\n");
   }
-  const stat = fs.statSync(target);
-  if (stat.isDirectory()) {
-    const names = fs.readdirSync(target, { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(`<pre>\n${names.map((n) => `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`).join("\n")}\n</pre>\n`);
+  let stat: fs.Stats;
+  let readFd: number | undefined;
+  try {
+    stat = fs.fstatSync(fd);
+    if (stat.isDirectory()) {
+      const names = fs.readdirSync(fdPath(fd), { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(`<pre>\n${names.map((n) => `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`).join("\n")}\n</pre>\n`);
+      return;
+    }
+    if (!stat.isFile()) return fail(404, "404 page not found\n");
+    // Reopened for reading through the descriptor held, not through the path.
+    readFd = fs.openSync(fdPath(fd), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return fail(404, "404 page not found\n");
+  } finally {
+    fs.closeSync(fd);
+  }
+  res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": String(stat.size) });
+  const stream = fs.createReadStream("", { fd: readFd, start: 0, end: Math.max(0, stat.size - 1) });
+  if (stat.size === 0) {
+    stream.destroy();
+    res.end();
     return;
   }
-  if (!stat.isFile()) return fail(404, "404 page not found\n");
-  res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": String(stat.size) });
-  const stream = fs.createReadStream(target);
   stream.on("error", () => res.destroy());
   res.on("close", () => stream.destroy());
   stream.pipe(res);

@@ -168,6 +168,13 @@ function scanEntry(file: string, nodeName: string, cache?: Map<string, CachedFil
   const cached = cache?.get(file);
   if (cached && cached.identity === read.identity) return cached.result;
   const result = manifestsFromBytes(read.bytes, file, nodeName);
+  // A file that grew past one of nanolet's own limits (documents, nesting, values) is refused,
+  // but a cap never stops what runs: its last good pods are kept, with the problem said.
+  const last = cache?.get(file);
+  if (result.pods.length === 0 && last && last.result.pods.length > 0 && result.problems.some((p) => /^Too (many|deep|long)/.test(p.message))) {
+    const kept = result.problems.map((p) => ({ ...p, message: `${p.message}; keeping its ${last.result.pods.length} pod(s) from the last good read` }));
+    return { pods: last.result.pods, problems: kept };
+  }
   noteAllocation(read.bytes.length * PARSE_COST_FACTOR);
   cache?.set(file, { identity: read.identity, result });
   return result;

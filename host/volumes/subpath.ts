@@ -7,95 +7,18 @@
 // (`<pod>/volume-subpaths/<volume>/<container>/<index>`, upstream's layout). Missing directories
 // are made the same way, one `mkdir` per component below an opened parent (upstream's
 // doSafeMakeDir), so a symlink can never make the agent create anything outside the volume.
-//
-// Node.js has no openat(2); `/proc/self/fd/<fd>/<name>` is its equivalent: the kernel resolves
-// the fd's magic link to the directory that was opened and looks `<name>` up in it, and
-// O_NOFOLLOW applies to `<name>`. Only a single component is ever appended to an opened fd.
+// (Opening without following links: host/files/safe-open.ts.)
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { mountsUnder } from "./mounts.js";
+import { UnsafePathError, fdPath, openComponent, resolveOnce as resolve, safeOpen, within } from "../files/safe-open.js";
 
-/** O_PATH (Linux, the same value on x86_64 and arm64): a handle, no read; a fifo cannot block it. */
-const O_PATH = 0o10000000;
-const { O_NOFOLLOW, O_DIRECTORY } = fs.constants;
+/** A subPath could not be opened or made inside its volume; the message is for the log, not the pod. */
+export { UnsafePathError as SubPathError } from "../files/safe-open.js";
+export { safeOpen } from "../files/safe-open.js";
 
 export const SUBPATHS_DIR = "volume-subpaths";
-
-/** A subPath could not be opened or made inside its volume; `detail` is for the log, not the pod. */
-export class SubPathError extends Error {
-  constructor(readonly detail: string) {
-    super(detail);
-    this.name = "SubPathError";
-  }
-}
-
-function within(child: string, base: string): boolean {
-  return child === base || child.startsWith(base.endsWith("/") ? base : base + "/");
-}
-
-/** realpath(3), once; a path that changes under it is an error of the subPath, not of the agent. */
-function resolve(p: string): string {
-  try {
-    return fs.realpathSync.native(p);
-  } catch (error) {
-    throw new SubPathError(`error resolving symlinks in ${p}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
-
-function fdPath(fd: number, name?: string): string {
-  return name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
-}
-
-/** Opens `name` below the opened directory `parentFd` without following it; throws on a symlink. */
-function openComponent(parentFd: number, name: string, shown: string): number {
-  let fd: number;
-  try {
-    fd = fs.openSync(fdPath(parentFd, name), O_PATH | O_NOFOLLOW);
-  } catch (error) {
-    throw new SubPathError(`cannot open ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  if (fs.fstatSync(fd).isSymbolicLink()) {
-    fs.closeSync(fd);
-    throw new SubPathError(`unexpected symlink found ${shown}`);
-  }
-  return fd;
-}
-
-/** Opens the directory `base` itself, which must not be a symlink (it was resolved by the caller). */
-function openBase(base: string): number {
-  try {
-    return fs.openSync(base, O_PATH | O_NOFOLLOW | O_DIRECTORY);
-  } catch (error) {
-    throw new SubPathError(`cannot open directory ${base}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
-
-/**
- * Opens `relative` (components without symlinks) below `base`, one component at a time; returns
- * an O_PATH descriptor of what is there. Any symlink on the way, even one swapped in a moment
- * after the path was resolved, is refused.
- */
-export function safeOpen(base: string, relative: string): number {
-  let fd = openBase(base);
-  let shown = base;
-  for (const segment of relative.split("/").filter((s) => s !== "" && s !== ".")) {
-    if (segment === "..") {
-      fs.closeSync(fd);
-      throw new SubPathError(`path ${path.join(shown, segment)} is outside of allowed base ${base}`);
-    }
-    shown = path.join(shown, segment);
-    try {
-      const child = openComponent(fd, segment, shown);
-      fs.closeSync(fd);
-      fd = child;
-    } catch (error) {
-      fs.closeSync(fd);
-      throw error;
-    }
-  }
-  return fd;
-}
 
 /** The longest prefix of `segments` that exists below `base` (following links, as upstream). */
 function existingPrefix(base: string, segments: string[]): number {
@@ -122,7 +45,7 @@ export function safeMakeDir(volumePath: string, subPath: string, mode: number): 
   const have = existingPrefix(base, segments);
   if (have === segments.length) return;
   const existing = resolve(path.join(base, ...segments.slice(0, have)));
-  if (!within(existing, base)) throw new SubPathError(`path ${existing} is outside of allowed base ${base}`);
+  if (!within(existing, base)) throw new UnsafePathError(`path ${existing} is outside of allowed base ${base}`);
   let fd = safeOpen(base, path.relative(base, existing));
   let shown = existing;
   try {
@@ -131,12 +54,12 @@ export function safeMakeDir(volumePath: string, subPath: string, mode: number): 
       try {
         fs.mkdirSync(fdPath(fd, segment), mode);
       } catch (error) {
-        throw new SubPathError(`cannot create directory ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new UnsafePathError(`cannot create directory ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
       const child = openComponent(fd, segment, shown);
       fs.closeSync(fd);
       fd = child;
-      if (!fs.fstatSync(fd).isDirectory()) throw new SubPathError(`${shown} is not a directory`);
+      if (!fs.fstatSync(fd).isDirectory()) throw new UnsafePathError(`${shown} is not a directory`);
       // mkdir was narrowed by the umask; the container must get the volume's own mode.
       fs.chmodSync(fdPath(fd), mode);
     }
@@ -170,7 +93,7 @@ function sameFile(a: fs.Stats, b: fs.Stats): boolean {
 export function bindSubPath(request: SubPathMount): string {
   const base = resolve(request.volumePath);
   const resolved = resolve(path.join(base, request.subPath));
-  if (!within(resolved, base)) throw new SubPathError(`subpath ${JSON.stringify(resolved)} not within volume path ${JSON.stringify(base)}`);
+  if (!within(resolved, base)) throw new UnsafePathError(`subpath ${JSON.stringify(resolved)} not within volume path ${JSON.stringify(base)}`);
   const fd = safeOpen(base, path.relative(base, resolved));
   try {
     const opened = fs.fstatSync(fd);
@@ -187,7 +110,7 @@ export function bindSubPath(request: SubPathMount): string {
       execFileSync("mount", ["--no-canonicalize", "--bind", `/proc/${process.pid}/fd/${fd}`, target], { stdio: ["ignore", "ignore", "pipe"] });
     } catch (error) {
       const stderr = String((error as { stderr?: Buffer }).stderr ?? "").trim();
-      throw new SubPathError(`error mounting ${resolved}: ${stderr || (error as Error).message}`);
+      throw new UnsafePathError(`error mounting ${resolved}: ${stderr || (error as Error).message}`);
     }
     return target;
   } finally {
@@ -207,6 +130,6 @@ function unmount(target: string): void {
 export function cleanSubPaths(podDir: string): void {
   const dir = path.join(podDir, SUBPATHS_DIR);
   for (const m of mountsUnder(dir)) unmount(m);
-  if (mountsUnder(dir).length > 0) throw new SubPathError(`subPath mounts are still mounted under ${dir}`);
+  if (mountsUnder(dir).length > 0) throw new UnsafePathError(`subPath mounts are still mounted under ${dir}`);
   fs.rmSync(dir, { recursive: true, force: true });
 }

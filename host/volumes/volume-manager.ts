@@ -15,6 +15,7 @@ import { writeAtomically, type Payload } from "./atomic-writer.js";
 import { mountTmpfs, mountsUnder, removeUnmountedTree, unmountAll } from "./mounts.js";
 import { VolumeMountError } from "./volume-errors.js";
 import { bindSubPath, cleanSubPaths, safeMakeDir, type SubPathMount } from "./subpath.js";
+import { fdPath, walkTree } from "../files/safe-open.js";
 
 export { VolumeMountError } from "./volume-errors.js";
 import type { ObjectGetter } from "./object-store.js";
@@ -338,25 +339,22 @@ function prepareVolumeRoot(dir: string, fsGroup: number | undefined, tmpfs: bool
 
 /** At most this many entries are counted when measuring a directory (a bound on one stats pass). */
 const MAX_USAGE_ENTRIES = 1_000_000;
+/** Directory levels a walk of a volume descends (a container can nest directories without end). */
+const MAX_WALK_DEPTH = 256;
 
-/** Bytes a volume holds: a mount's used blocks, else the allocated blocks of what is under it. */
+/**
+ * Bytes a volume holds: a mount's used blocks, else the allocated blocks of what is under it,
+ * walked without following links (a container may swap a directory for a link to `/` meanwhile).
+ */
 export function diskUsageBytes(dir: string): number {
   if (mountsUnder(dir).includes(path.resolve(dir))) {
     const st = fs.statfsSync(dir);
     return (st.blocks - st.bfree) * st.bsize;
   }
   let bytes = 0;
-  let seen = 0;
-  const walk = (d: string): void => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      if (++seen > MAX_USAGE_ENTRIES) return;
-      const full = path.join(d, entry.name);
-      const st = fs.lstatSync(full);
-      bytes += st.blocks * 512;
-      if (entry.isDirectory()) walk(full);
-    }
-  };
-  walk(dir);
+  walkTree(dir, { maxEntries: MAX_USAGE_ENTRIES, maxDepth: MAX_WALK_DEPTH }, (_fd, stat) => {
+    bytes += stat.blocks * 512;
+  });
   return bytes;
 }
 
@@ -366,26 +364,20 @@ const MAX_OWNERSHIP_ENTRIES = 100_000;
 /**
  * upstream SetVolumeOwnership for a writable volume: every file and directory gets the group and
  * group read-write (directories also setgid and group search). `OnRootMismatch` skips the walk
- * when the root already has the group and the mode.
+ * when the root already has the group and the mode. The volume is the pod's to change while this
+ * runs: each entry is opened without following it and changed through what was opened, so an
+ * entry swapped for a link to a host file never gives that file the pod's group.
  */
 export function applyFsGroup(root: string, gid: number, policy: string): void {
   if (policy === "OnRootMismatch") {
     const st = fs.statSync(root);
     if (st.gid === gid && (st.mode & 0o2070) === 0o2070) return;
   }
-  let seen = 0;
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (++seen > MAX_OWNERSHIP_ENTRIES) return;
-      const full = path.join(dir, entry.name);
-      if (entry.isSymbolicLink()) continue;
-      const st = fs.lstatSync(full);
-      fs.chownSync(full, -1, gid);
-      fs.chmodSync(full, (st.mode & 0o7777) | (entry.isDirectory() ? 0o2070 : 0o060));
-      if (entry.isDirectory()) walk(full);
-    }
-  };
-  walk(root);
+  walkTree(root, { maxEntries: MAX_OWNERSHIP_ENTRIES, maxDepth: MAX_WALK_DEPTH }, (fd, stat) => {
+    if (!stat.isFile() && !stat.isDirectory()) return; // links, devices, fifos, sockets: left alone
+    fs.chownSync(fdPath(fd), -1, gid);
+    fs.chmodSync(fdPath(fd), (stat.mode & 0o7777) | (stat.isDirectory() ? 0o2070 : 0o060));
+  });
 }
 
 /** upstream's hostPath type checks (and the OrCreate types' creation), with its words. */

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
+import { rssMiB as processRssMiB, settledRssMiB } from "./process-rss.mjs";
 import { Nanolet, podManifest, tempDir } from "../e2e/harness.mjs";
 
 const FLOOD = Number(process.env.FLOOD ?? 10_000);
@@ -31,18 +32,9 @@ const port = await new Promise((resolve) => {
 const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs") })
   .start(["--v", "info", "--port", String(port), "--address", "127.0.0.1"]);
 
-const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${nanolet.proc.pid}/status`, "utf8"))[1]) / 1024;
+const rssMiB = () => processRssMiB(nanolet.proc.pid);
+const settledRss = () => settledRssMiB(nanolet.proc.pid);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function settledRss() {
-  const samples = [];
-  for (let i = 0; i < 60; i++) {
-    await sleep(1000);
-    samples.push(rssMiB());
-    const last = samples.slice(-5);
-    if (last.length === 5 && Math.max(...last) - Math.min(...last) <= 0.5) break;
-  }
-  return Math.min(...samples.slice(-5));
-}
 
 /** One half-open connection: resolves with how long the agent let it live (ms). */
 function halfOpen(i) {

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
+import { rssMiB as processRssMiB, settledRssMiB } from "./process-rss.mjs";
 import { Nanolet, podManifest, tempDir, waitFor } from "../e2e/harness.mjs";
 
 const TOTAL = Number(process.env.FLOOD ?? 10_000);
@@ -22,19 +23,9 @@ fs.mkdirSync(manifestDir);
 for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(manifestDir, `good-${i}.yaml`), podManifest(`good-${i}`));
 const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(work, "root"), logsDir: path.join(work, "logs") }).start(["--v", "info"]);
 
-const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${nanolet.proc.pid}/status`, "utf8"))[1]) / 1024;
+const rssMiB = () => processRssMiB(nanolet.proc.pid);
+const settledRss = () => settledRssMiB(nanolet.proc.pid);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** RSS once it stops moving: sampled every second until five samples agree within 0.5 MiB (at most 60 s). */
-async function settledRss() {
-  const samples = [];
-  for (let i = 0; i < 60; i++) {
-    await sleep(1000);
-    samples.push(rssMiB());
-    const last = samples.slice(-5);
-    if (last.length === 5 && Math.max(...last) - Math.min(...last) <= 0.5) break;
-  }
-  return Math.min(...samples.slice(-5));
-}
 
 const bigEnv = (n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: env}\nspec:\n  containers:\n  - name: a\n    image: busybox\n    env:\n${Array.from({ length: n }, (_, i) => `    - {name: V${i}, value: x}`).join("\n")}\n    - {name: "A=B", value: x}\n`;
 const kinds = [

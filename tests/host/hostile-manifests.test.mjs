@@ -101,6 +101,24 @@ test("a file over the size limit and a file with too many documents are refused 
   assert.match(by["many.yaml"][0].message, /Too many documents: 129/);
 });
 
+test("a running pod's file that grows past a limit keeps its pod (a cap never stops what runs); the rest of the directory is read", () => {
+  const d = dirWith({ "web.yaml": GOOD.replace(/name: good/, "name: web"), "other.yaml": GOOD.replace(/name: good/, "name: other") });
+  const cache = new Map();
+  const first = scanManifestDir(d, "n", cache);
+  assert.equal(first.pods.length, 3, "good.yaml, web.yaml and other.yaml");
+  for (const grown of [Array(MAX_DOCUMENTS_PER_FILE + 1).fill(GOOD).join("---\n"), "# " + "x".repeat(MAX_MANIFEST_BYTES) + "\n", `${"[".repeat(MAX_NESTING_DEPTH + 1)}${"]".repeat(MAX_NESTING_DEPTH + 1)}\n`]) {
+    fs.writeFileSync(path.join(d, "web.yaml"), grown);
+    for (let scan = 0; scan < 2; scan++) {
+      const next = scanManifestDir(d, "n", cache);
+      assert.deepEqual(next.pods.map((p) => p.spec.uid).sort(), first.pods.map((p) => p.spec.uid).sort(), "both pods are still desired");
+      assert.match(next.problems.find((p) => p.origin.endsWith("web.yaml")).message, /^Too .*keeping its 1 pod\(s\) from the last good read/);
+    }
+  }
+  // A file that was never good brings no pods, only its problem.
+  fs.writeFileSync(path.join(d, "new.yaml"), Array(MAX_DOCUMENTS_PER_FILE + 1).fill(GOOD).join("---\n"));
+  assert.equal(scanManifestDir(d, "n", cache).pods.length, 3);
+});
+
 test("every problem of a manifest is reported at once, unimplemented fields by name", () => {
   const bad = `apiVersion: v1
 kind: Pod

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { bindSubPath, cleanSubPaths, safeMakeDir, safeOpen, SubPathError } from "../../dist/volumes/subpath.js";
 import { mountsUnder, removeUnmountedTree } from "../../dist/volumes/mounts.js";
+import { applyFsGroup, diskUsageBytes } from "../../dist/volumes/volume-manager.js";
 
 const roots = [];
 function tempDir() {
@@ -111,4 +112,41 @@ test("a pod directory with a mount still under it is not removed", () => {
   cleanSubPaths(podDir);
   removeUnmountedTree(podDir);
   assert.equal(fs.existsSync(podDir), false);
+});
+
+test("fsGroup and usage walks go through what they opened: an entry swapped for a link to a host file never gets the group", { timeout: 120_000 }, async () => {
+  const { root, volume, outside } = layout();
+  const hostFile = path.join(outside, "etc", "marker");
+  const before = fs.statSync(hostFile);
+  fs.mkdirSync(path.join(volume, "stash"));
+  fs.writeFileSync(path.join(volume, "stash", "file"), "inside");
+  fs.symlinkSync(hostFile, path.join(volume, "stash", "link"));
+  fs.symlinkSync(outside, path.join(volume, "stash", "dirlink"));
+  // `real/etc/f` and `real/deep` swap between a file, a directory and links to the host.
+  const swapper = spawn(process.execPath, ["-e", `
+    const fs = require("fs"), v = ${JSON.stringify(volume)}, deadline = Date.now() + 60000;
+    const at = v + "/real/etc/f", deep = v + "/real/deep";
+    try { fs.mkdirSync(v + "/stash/dir"); } catch {}
+    while (Date.now() < deadline) {
+      try { fs.renameSync(v + "/stash/file", at); fs.renameSync(at, v + "/stash/file"); } catch {}
+      try { fs.renameSync(v + "/stash/link", at); fs.renameSync(at, v + "/stash/link"); } catch {}
+      try { fs.renameSync(v + "/stash/dir", deep); fs.renameSync(deep, v + "/stash/dir"); } catch {}
+      try { fs.renameSync(v + "/stash/dirlink", deep); fs.renameSync(deep, v + "/stash/dirlink"); } catch {}
+    }`], { stdio: "ignore" });
+  await new Promise((r) => setTimeout(r, 200));
+  try {
+    for (let i = 0; i < 300; i++) {
+      applyFsGroup(path.join(volume, "real"), 4242, "Always");
+      diskUsageBytes(path.join(volume, "real"));
+      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
+    }
+  } finally {
+    swapper.kill();
+  }
+  const after = fs.statSync(hostFile);
+  assert.equal(after.gid, before.gid, "the host file kept its group");
+  assert.equal(after.mode, before.mode, "and its mode");
+  for (const f of fs.readdirSync(outside, { recursive: true })) assert.notEqual(fs.statSync(path.join(outside, f)).gid, 4242, `outside/${f} kept its group`);
+  assert.equal(fs.statSync(path.join(volume, "real", "etc", "marker")).gid, 4242, "the volume's own files got the group");
+  void root;
 });
