@@ -141,12 +141,13 @@ const suites = [
   {
     // The pod lifecycle files again on containerd 2.x (Debian's newer package, unpacked by
     // build/containerd2.mjs): the CRI event stream's runtime. The e2e suite above ran them on 1.6.
-    // The files whose calls differ by runtime (lifecycle, exec for probes and hooks, hostile
-    // files); env and init containers are the core's logic on the same calls, and run on 1.6.
+    // The files whose calls differ by runtime (lifecycle, exec for probes and hooks, subPath bind
+    // mounts, hostile files); env and init containers are the core's logic on the same calls, and
+    // run on 1.6.
     name: "containerd2",
     run: async () => {
       ensurePackages();
-      const files = ["nanolet", "pod-runtime", "probes", "hooks", "hostile"].map((f) => `tests/e2e/${f}.e2e.test.mjs`);
+      const files = ["nanolet", "pod-runtime", "probes", "hooks", "hostile", "subpath"].map((f) => `tests/e2e/${f}.e2e.test.mjs`);
       return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "--test-concurrency=1", ...files], { ...process.env, NANOLET_E2E_CONTAINERD: "2" }));
     },
   },
