@@ -417,3 +417,16 @@ test("while runtime events drive the relists, the loop relists on each change on
   await until("periodic relists again", () => lists() >= from + 3);
   h.loop.stop();
 });
+
+test("a pod the core refuses is logged as refused, never as added by its source", async () => {
+  const h = harness();
+  await h.loop.start();
+  const first = pod("web");
+  const twin = { ...pod("web"), origin: "/m/twin.yaml", spec: { ...pod("web").spec, uid: "uid-twin" } };
+  h.loop.setPods({ pods: [first, twin], problems: [] });
+  const added = h.log.find((l) => l.msg === "Pod added by its source").map((l) => l.fields.uid);
+  assert.deepEqual(added, ["uid-web"]);
+  const refused = h.log.find((l) => l.msg === "Refused pod manifest");
+  assert.equal(refused.length, 1);
+  assert.match(String(refused[0].fields.error), /Duplicate value/);
+});

@@ -220,3 +220,24 @@ test("paths built from names stay under their roots", async () => {
   assert.throws(() => cgroupDirs("/kubepods/podx/../../../../tmp", "/sys/fs/cgroup", 1), PathEscapeError);
   assert.deepEqual(podCgroupDirs("../../../tmp"), []);
 });
+
+test("a manifest that is a link to a password file is refused whole, and none of its lines reach the problems or the log", async () => {
+  const secrets = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-shadow-")), "shadow");
+  fs.writeFileSync(secrets, "root:$y$j9T$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n");
+  const d = dirWith({});
+  fs.symlinkSync(secrets, path.join(d, "evil.yaml"));
+  // Not a Pod either, but shaped like one: every unknown field is not listed, only the first 20.
+  const junk = ["apiVersion: v1", "kind: Pod", "metadata: {name: junk}", "spec: {containers: [{name: a, image: b}]}", ...Array.from({ length: 500 }, (_, i) => `field${i}: 1`)].join("\n");
+  fs.writeFileSync(path.join(d, "junk.yaml"), junk);
+  const by = problemsBeside(d);
+  assert.deepEqual(by["evil.yaml"].map((p) => [p.field, p.message]), [["", "not a Pod manifest: it has neither apiVersion nor kind (a Pod manifest says apiVersion: v1, kind: Pod)"]]);
+  assert.equal(by["junk.yaml"].length, 21);
+  assert.match(by["junk.yaml"][20].message, /and 480 more problems in this document/);
+  const { formatLine, printable } = await import("../../dist/log.js");
+  const all = JSON.stringify(by) + by["junk.yaml"].map((p) => formatLine("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message })).join("\n");
+  assert.doesNotMatch(all, /SECRETHASH|daemon/);
+  // Control characters from input never reach a terminal raw; long values are cut.
+  assert.equal(formatLine("info", "m", { pod: "a\u0000b\u001b[31m" }, new Date(0)), 'time=1970-01-01T00:00:00.000Z level=info msg="m" pod="a\\u0000b\\u001b[31m"');
+  assert.match(formatLine("info", "m", { v: "x".repeat(5000) }), /x{1024}\.\.\.\(3976 more characters\)/);
+  assert.equal(printable("a\nb\u0000"), "a\\u000ab\\u0000");
+});
