@@ -15,7 +15,11 @@ import { writeAtomically, type Payload } from "./atomic-writer.js";
 import { mountTmpfs, mountsUnder, removeUnmountedTree, unmountAll } from "./mounts.js";
 import { VolumeMountError } from "./volume-errors.js";
 import { bindSubPath, cleanSubPaths, safeMakeDir, type SubPathMount } from "./subpath.js";
-import { fdPath, walkTree } from "../files/safe-open.js";
+import { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
+import { checkHostPath } from "./host-path.js";
+
+export { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
+export { checkHostPath } from "./host-path.js";
 
 export { VolumeMountError } from "./volume-errors.js";
 import type { ObjectGetter } from "./object-store.js";
@@ -335,100 +339,4 @@ function prepareVolumeRoot(dir: string, fsGroup: number | undefined, tmpfs: bool
   const mode = (tmpfs ? 0o1777 : 0o777) | (fsGroup !== undefined ? 0o2000 : 0);
   if (fsGroup !== undefined) fs.chownSync(dir, -1, fsGroup);
   fs.chmodSync(dir, mode);
-}
-
-/** At most this many entries are counted when measuring a directory (a bound on one stats pass). */
-const MAX_USAGE_ENTRIES = 1_000_000;
-/** Directory levels a walk of a volume descends (a container can nest directories without end). */
-const MAX_WALK_DEPTH = 256;
-
-/**
- * Bytes a volume holds: a mount's used blocks, else the allocated blocks of what is under it,
- * walked without following links (a container may swap a directory for a link to `/` meanwhile).
- */
-export function diskUsageBytes(dir: string): number {
-  if (mountsUnder(dir).includes(path.resolve(dir))) {
-    const st = fs.statfsSync(dir);
-    return (st.blocks - st.bfree) * st.bsize;
-  }
-  let bytes = 0;
-  walkTree(dir, { maxEntries: MAX_USAGE_ENTRIES, maxDepth: MAX_WALK_DEPTH }, (_fd, stat) => {
-    bytes += stat.blocks * 512;
-  });
-  return bytes;
-}
-
-/** At most this many entries are walked to give a volume its fsGroup (a bound on one set-up). */
-const MAX_OWNERSHIP_ENTRIES = 100_000;
-
-/**
- * upstream SetVolumeOwnership for a writable volume: every file and directory gets the group and
- * group read-write (directories also setgid and group search). `OnRootMismatch` skips the walk
- * when the root already has the group and the mode. The volume is the pod's to change while this
- * runs: each entry is opened without following it and changed through what was opened, so an
- * entry swapped for a link to a host file never gives that file the pod's group.
- */
-export function applyFsGroup(root: string, gid: number, policy: string): void {
-  if (policy === "OnRootMismatch") {
-    const st = fs.statSync(root);
-    if (st.gid === gid && (st.mode & 0o2070) === 0o2070) return;
-  }
-  walkTree(root, { maxEntries: MAX_OWNERSHIP_ENTRIES, maxDepth: MAX_WALK_DEPTH }, (fd, stat) => {
-    if (!stat.isFile() && !stat.isDirectory()) return; // links, devices, fifos, sockets: left alone
-    fs.chownSync(fdPath(fd), -1, gid);
-    fs.chmodSync(fdPath(fd), (stat.mode & 0o7777) | (stat.isDirectory() ? 0o2070 : 0o060));
-  });
-}
-
-/** upstream's hostPath type checks (and the OrCreate types' creation), with its words. */
-export function checkHostPath(p: string, type: string): string {
-  let stat: fs.Stats | undefined;
-  try {
-    stat = fs.statSync(p);
-  } catch {
-    stat = undefined;
-  }
-  const fail = (what: string) => new VolumeSetUpError(`hostPath type check failed: ${p} is not ${what}`);
-  switch (type) {
-    case "":
-      return p;
-    case "DirectoryOrCreate":
-      if (!stat) {
-        fs.mkdirSync(p, { recursive: true, mode: 0o755 });
-        return p;
-      }
-      if (!stat.isDirectory()) throw fail("a directory");
-      return p;
-    case "Directory":
-      if (!stat) throw new VolumeSetUpError(`hostPath type check failed: ${p} is not a directory`);
-      if (!stat.isDirectory()) throw fail("a directory");
-      return p;
-    case "FileOrCreate":
-      if (!stat) {
-        // Upstream makes the file only: a missing parent directory fails the volume.
-        try {
-          fs.writeFileSync(p, "", { mode: 0o644, flag: "a" });
-        } catch (error) {
-          const e = error as NodeJS.ErrnoException;
-          throw new VolumeSetUpError(`open ${p}: ${e.code === "ENOENT" ? "no such file or directory" : e.code ?? e.message}`);
-        }
-        return p;
-      }
-      if (!stat.isFile()) throw fail("a file");
-      return p;
-    case "File":
-      if (!stat || !stat.isFile()) throw fail("a file");
-      return p;
-    case "Socket":
-      if (!stat || !stat.isSocket()) throw fail("a socket file");
-      return p;
-    case "CharDevice":
-      if (!stat || !stat.isCharacterDevice()) throw fail("a character device");
-      return p;
-    case "BlockDevice":
-      if (!stat || !stat.isBlockDevice()) throw fail("a block device");
-      return p;
-    default:
-      throw new VolumeSetUpError(`hostPath type ${JSON.stringify(type)} is not supported`);
-  }
 }
