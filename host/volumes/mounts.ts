@@ -21,14 +21,26 @@ export function mountPoints(mountinfo = "/proc/self/mountinfo"): string[] {
   return out;
 }
 
+/**
+ * `dir` as the mount table names it: with its symlinks resolved (a root directory reached through
+ * a link, /var/lib -> /data/lib on many devices, is listed by where it really is).
+ */
+function asMounted(dir: string): string {
+  const absolute = path.resolve(dir);
+  try {
+    return fs.realpathSync.native(absolute);
+  } catch {
+    return absolute;
+  }
+}
+
 export function isMountPoint(dir: string): boolean {
-  const resolved = path.resolve(dir);
-  return mountPoints().includes(resolved);
+  return mountPoints().includes(asMounted(dir));
 }
 
 /** Mount points at or under `dir`, deepest first (the order to unmount them in). */
 export function mountsUnder(dir: string): string[] {
-  const root = path.resolve(dir);
+  const root = asMounted(dir);
   return mountPoints()
     .filter((m) => m === root || m.startsWith(root + "/"))
     .sort((a, b) => b.length - a.length);

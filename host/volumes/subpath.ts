@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { mountsUnder } from "./mounts.js";
+import { isMountPoint, mountsUnder } from "./mounts.js";
 import { UnsafePathError, fdPath, openComponent, resolveOnce as resolve, safeOpen, within } from "../files/safe-open.js";
 
 /** A subPath could not be opened or made inside its volume; the message is for the log, not the pod. */
@@ -98,7 +98,7 @@ export function bindSubPath(request: SubPathMount): string {
   try {
     const opened = fs.fstatSync(fd);
     const target = path.join(request.podDir, SUBPATHS_DIR, request.volumeName, request.containerName, String(request.mountIndex));
-    if (mountsUnder(target).includes(target)) {
+    if (isMountPoint(target)) {
       if (sameFile(fs.statSync(target), opened)) return target;
       unmount(target);
     }

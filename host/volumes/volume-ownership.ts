@@ -3,9 +3,8 @@
 // link anything in its volume while this runs, so every entry is reached through a descriptor
 // opened without following it (host/files/safe-open.ts), never through a path checked before.
 import fs from "node:fs";
-import path from "node:path";
 import { fdPath, walkTree } from "../files/safe-open.js";
-import { mountsUnder } from "./mounts.js";
+import { isMountPoint } from "./mounts.js";
 
 /** At most this many entries are counted when measuring a directory (a bound on one stats pass). */
 const MAX_USAGE_ENTRIES = 1_000_000;
@@ -17,7 +16,7 @@ const MAX_WALK_DEPTH = 256;
  * walked without following links (a container may swap a directory for a link to `/` meanwhile).
  */
 export function diskUsageBytes(dir: string): number {
-  if (mountsUnder(dir).includes(path.resolve(dir))) {
+  if (isMountPoint(dir)) {
     const st = fs.statfsSync(dir);
     return (st.blocks - st.bfree) * st.bsize;
   }

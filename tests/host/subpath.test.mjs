@@ -150,3 +150,18 @@ test("fsGroup and usage walks go through what they opened: an entry swapped for 
   assert.equal(fs.statSync(path.join(volume, "real", "etc", "marker")).gid, 4242, "the volume's own files got the group");
   void root;
 });
+
+test("a root directory reached through a symlink: binds are found, reused and removed by where they really are", () => {
+  const { root, volume } = layout();
+  const linked = path.join(root, "linked-pods");
+  fs.symlinkSync(path.join(root, "pods"), linked);
+  const podDir = path.join(linked, "uid");
+  const request = { podDir, volumeName: "v", containerName: "c", mountIndex: 0, volumePath: volume, subPath: "real" };
+  const target = bindSubPath(request);
+  assert.equal(bindSubPath(request), target, "the bind is found and reused, not stacked");
+  assert.equal(mountsUnder(podDir).length, 1);
+  assert.throws(() => removeUnmountedTree(podDir), /still under it/, "never removed through the mount");
+  cleanSubPaths(podDir);
+  assert.deepEqual(mountsUnder(podDir), []);
+  assert.equal(fs.readFileSync(path.join(volume, "real", "etc", "marker"), "utf8"), "inside");
+});
