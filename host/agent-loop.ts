@@ -7,7 +7,6 @@ import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, P
 import { runProbe } from "./probes/prober.js";
 import { runHook } from "./probes/hooks.js";
 import type { PodFacts } from "./env/container-env.js";
-import fs from "node:fs";
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./logs/termination-message.js";
 import { pathUnder, safeComponent } from "./safe-path.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError, type BackOffEntry } from "./core.js";

@@ -1,7 +1,6 @@
 // Reads a kubeconfig as the kubelet does (`--kubeconfig`): the current context's cluster (server,
 // CA) and user (bearer token, token file, or client certificate and key), inline (`*-data`, base64)
 // or as files relative to the kubeconfig's own directory. Every mistake names the file and field.
-import fs from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";

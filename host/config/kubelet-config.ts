@@ -2,7 +2,6 @@
 // kubelet reads it. The settings in effect are upstream's defaults, then the file, then the flags
 // given on the command line (flags win, as the kubelet's do). The file's fields nanolet does not
 // know are warned about; a field written twice is refused. The result is what /configz serves.
-import fs from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";

@@ -2,7 +2,6 @@
 // ports, namespaces and security for the sandbox; security, stdin/tty and the managed /etc/hosts for
 // a container. All of it is read from the pod's object as the source gave it; none of it is a
 // decision over time (that is the core's), only the kubelet's translation of the Pod API to CRI.
-import fs from "node:fs";
 import type { ContainerConfig, ImageUser, SandboxConfig } from "../cri/runtime.js";
 import { podDnsConfig, podHostnameAndDomain, sandboxHostname, type DnsSettings, type DnsWarning } from "./dns.js";
 import { ETC_HOSTS_PATH, hostNetworkHostsContent, managedHostsContent, mountsOwnHostsFile, writeHostsFile } from "./etc-hosts.js";

@@ -1,7 +1,6 @@
 // Puts the kubelet API together from the flags: the serving certificate, who authenticates and
 // who authorizes, the pods view, and the ports (--port HTTPS, --read-only-port plain HTTP with no
 // auth and only read-only paths, as upstream's read-only port).
-import fs from "node:fs";
 import os from "node:os";
 import type { ApiClient } from "../cluster/api-client.js";
 import type { Runtime } from "../cri/runtime.js";
