@@ -87,6 +87,17 @@ function quantities(list: { name: string; quantity: string }[]): Record<string, 
 /** Conditions the node sets only while they hold: gone from the core's list, they are deleted. */
 const TRANSIENT_CONDITIONS = ["PodResizePending", "PodResizeInProgress"];
 
+/**
+ * A list the node owns whole, as a strategic merge patch must say it: `podIPs` and `hostIPs`
+ * merge by `ip` in the apiserver, so a plain list would be added to what is there (a sandbox
+ * replaced with a new address would report both, which the apiserver refuses: one IP per
+ * family). The `$patch: replace` element makes the list exactly this one, whatever the
+ * apiserver held, without needing to know it.
+ */
+export function replacedList<T extends object>(items: T[]): (T | { $patch: "replace" })[] {
+  return [...items, { $patch: "replace" }];
+}
+
 /** The `status` object of the patch. */
 export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<string, unknown> {
   const current = ctx.current ?? {};
@@ -111,13 +122,13 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     phase: PHASES[status.phase],
     conditions,
     hostIP: ctx.nodeIp,
-    hostIPs: [{ ip: ctx.nodeIp }],
+    hostIPs: replacedList([{ ip: ctx.nodeIp }]),
     containerStatuses: status.containerStatuses.map((c) => containerStatus(c, ctx)),
   };
   if ((status.initContainerStatuses ?? []).length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
   if (podIp) {
     out.podIP = podIp;
-    out.podIPs = [{ ip: podIp }];
+    out.podIPs = replacedList([{ ip: podIp }]);
   }
   // The apiserver's reason stays unless the core gives one (upstream keeps pod.Status.Reason):
   // after an agent restart an evicted pod is still Evicted.

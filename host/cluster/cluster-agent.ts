@@ -11,7 +11,7 @@ import { ManifestError, podFromApiObject } from "../sources/manifest.js";
 import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
 import { ApiClient } from "./api-client.js";
 import { apiTime } from "./api-status.js";
-import { EventRecorder } from "./events.js";
+import { type ContainerList, EventRecorder } from "./events.js";
 import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
 import type { NodeHealth } from "./node-object.js";
 import { NodeLease } from "./node-lease.js";
@@ -227,11 +227,22 @@ export class ClusterAgent {
         // The pod's version when the event happened, as upstream's object reference carries it.
         resourceVersion: this.apiPods.get(action.podUid)?.metadata?.resourceVersion,
         containerName: kind.val.containerName,
+        containerList: this.containerListOf(action.podUid, kind.val.containerName),
         type: kind.val.eventType === "warning" ? "Warning" : "Normal",
         reason: kind.val.reason,
         message: kind.val.message,
       });
     }
+  }
+
+  /** Which spec list of pod `uid` holds the container `name`, for an event's fieldPath. */
+  private containerListOf(uid: string, name: string): ContainerList | undefined {
+    if (!name) return undefined;
+    const named = (list: unknown) => Array.isArray(list) && list.some((c) => c?.name === name);
+    const spec = this.apiPods.get(uid)?.spec as Record<string, unknown> | undefined;
+    if (spec) return named(spec.initContainers) ? "initContainers" : named(spec.ephemeralContainers) ? "ephemeralContainers" : "containers";
+    const staticSpec = this.staticScan.pods.find((p) => p.spec.uid === uid)?.spec;
+    return staticSpec?.initContainers.some((c) => c.name === name) ? "initContainers" : "containers";
   }
 
   private syncMirrors(): void {
@@ -370,13 +381,14 @@ export class ClusterAgent {
         deleting: !!object.metadata.deletionTimestamp,
         hostNetwork: !!object.spec?.hostNetwork,
         generation: object.metadata.generation,
+        resourceVersion: object.metadata.resourceVersion,
       };
     }
     const staticPod = this.staticScan.pods.find((p) => p.spec.uid === uid);
     if (!staticPod) return undefined;
     for (const p of this.reflector.current.values()) {
       if (p.metadata.annotations?.[MIRROR_ANNOTATION] === uid && !p.metadata.deletionTimestamp) {
-        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork, generation: p.metadata.generation };
+        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork, generation: p.metadata.generation, resourceVersion: p.metadata.resourceVersion };
       }
     }
     return undefined;

@@ -16,6 +16,8 @@ const NODE_BURST = 100;
 /** Bounds the memory of repeats kept for aggregation (Tiger style: a limit on everything). */
 const MAX_REMEMBERED = 4096;
 
+export type ContainerList = "containers" | "initContainers" | "ephemeralContainers";
+
 export interface EventInput {
   /** The Node itself instead of a pod (then podName is the node's name). */
   aboutNode?: boolean;
@@ -25,6 +27,8 @@ export interface EventInput {
   /** The involved pod's resourceVersion, when it came from the apiserver. */
   resourceVersion?: string;
   containerName: string;
+  /** The spec list the container is in (upstream's fieldPath names it); `containers` if unsaid. */
+  containerList?: ContainerList;
   type: "Normal" | "Warning";
   reason: string;
   message: string;
@@ -119,7 +123,7 @@ export class EventRecorder {
             name: e.podName,
             uid: e.podUid,
             resourceVersion: e.resourceVersion,
-            fieldPath: e.containerName ? `spec.containers{${e.containerName}}` : undefined,
+            fieldPath: e.containerName ? `spec.${e.containerList ?? "containers"}{${e.containerName}}` : undefined,
           },
       reason: e.reason,
       message: e.message,

@@ -4,7 +4,9 @@
 // changes are sent as they come, batched per turn of the event loop, and everything unsent is
 // retried every 10 s (upstream's sync period), so after an outage every pod's newest status goes
 // out. A pod marked for deletion whose status says `finished` is then deleted with grace 0 and a
-// uid precondition.
+// uid precondition. A patch the apiserver refuses as invalid is not retried blindly: the pod is
+// read back, the status built again against what the apiserver holds and sent once more; refused
+// again, it waits (logged once) for a newer status or a change of the object.
 import type { PodStatus } from "../core-types.js";
 import type { Logger } from "../log.js";
 import { ApiClient, ApiStatusError } from "./api-client.js";
@@ -27,7 +29,17 @@ export interface StatusTarget {
   hostNetwork: boolean;
   /** The object's metadata.generation, if the apiserver keeps one. */
   generation?: number;
+  /** The object's metadata.resourceVersion as last seen: a refused status waits for it to change. */
+  resourceVersion?: string;
 }
+
+/**
+ * Answers that say the patch itself is wrong for the object as it is (Invalid, BadRequest) or not
+ * this node's to write (Forbidden): sending the same bytes again cannot help.
+ */
+const REFUSALS = new Set([400, 403, 422]);
+/** How much of the apiserver's words goes into the log (its message quotes what was sent). */
+const REFUSAL_LOG_CHARS = 400;
 
 export interface StatusManagerOptions {
   client: ApiClient;
@@ -59,6 +71,11 @@ interface Entry {
   /** What the sent status says (reconcileKey), and when it went. */
   sentKey: string;
   sentAtMs: number;
+  /**
+   * Set when the apiserver refused `sentVersion`: the object's resourceVersions then (as the
+   * watch showed it, and as read back), so that a watch catching up is not taken for a change.
+   */
+  refusedAt?: string[];
 }
 
 export class StatusManager {
@@ -69,6 +86,8 @@ export class StatusManager {
   private stopped = false;
   patchCount = 0;
   failureCount = 0;
+  /** Patches the apiserver refused (Invalid, BadRequest, Forbidden), each after one re-read. */
+  refusalCount = 0;
 
   constructor(private options: StatusManagerOptions) {}
 
@@ -88,6 +107,11 @@ export class StatusManager {
       if (nowMs - entry.sentAtMs <= STATUS_SYNC_PERIOD_MS) continue;
       const target = this.options.targetOf(podUid);
       if (!target?.current || target.uid !== entry.sentTo) continue;
+      if (entry.refusedAt !== undefined) {
+        // A refused status is tried again only against an object that changed since.
+        if (!entry.refusedAt.includes(target.resourceVersion ?? "")) entry.sentVersion = 0n;
+        continue;
+      }
       if (reconcileKey(target.current) !== entry.sentKey) {
         this.options.log.log("info", "Pod status in the apiserver differs from what was sent; sending it again", { pod: `${target.namespace}/${target.name}` });
         entry.sentVersion = 0n;
@@ -105,8 +129,10 @@ export class StatusManager {
   setStatus(podUid: string, status: PodStatus): void {
     const entry = this.entries.get(podUid);
     if (entry && status.version <= entry.status.version) return; // versions only increase
-    if (entry) entry.status = status;
-    else this.entries.set(podUid, { status, sentVersion: 0n, sentTo: "", inFlight: false, deleted: false, sentKey: "", sentAtMs: 0 });
+    if (entry) {
+      entry.status = status;
+      entry.refusedAt = undefined;
+    } else this.entries.set(podUid, { status, sentVersion: 0n, sentTo: "", inFlight: false, deleted: false, sentKey: "", sentAtMs: 0 });
     this.requestFlush();
   }
 
@@ -169,13 +195,20 @@ export class StatusManager {
     const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.name)}`;
     try {
       if (patch) {
-        const apiStatus = apiPodStatus(status, { ...this.options.context(), hostNetwork: target.hostNetwork, current: target.current, generation: target.generation });
-        await this.options.client.request("PATCH", `${path}/status`, statusPatch(target.uid, apiStatus), "application/strategic-merge-patch+json");
+        const watchedVersion = target.resourceVersion ?? "";
+        const sent = await this.patchOrRecover(path, status, target);
+        if (sent === undefined) {
+          entry.sentVersion = status.version;
+          entry.sentTo = target.uid;
+          entry.refusedAt = [watchedVersion, target.resourceVersion ?? ""];
+          return;
+        }
         this.patchCount++;
-        entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(apiStatus)));
+        entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(sent)));
         entry.sentAtMs = (this.options.nowMs ?? Date.now)();
         entry.sentVersion = status.version;
         entry.sentTo = target.uid;
+        entry.refusedAt = undefined;
         this.options.onSent?.(podUid, status.version);
       }
       if (target.deleting && status.finished && entry.sentVersion === status.version) {
@@ -204,6 +237,42 @@ export class StatusManager {
       // A newer status may have come while this one was on the wire, or others waited for a
       // free slot. After a failure the retry waits for the sync period or a reconnect.
       if (!failed && (entry.sentVersion < entry.status.version || this.inFlight === MAX_IN_FLIGHT - 1)) this.requestFlush();
+    }
+  }
+
+  /**
+   * Patches the status; returns what was sent, or undefined when the apiserver refused it twice.
+   * A refusal (Invalid, BadRequest, Forbidden) is first understood: the object is read back and
+   * the status built against what the apiserver holds now (the watch may have been behind, or
+   * someone else wrote the status), then sent once more. Other errors throw (retried later).
+   */
+  private async patchOrRecover(path: string, status: PodStatus, target: StatusTarget): Promise<Record<string, unknown> | undefined> {
+    const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation });
+    const patchWith = async (t: StatusTarget) => {
+      const body = build(t);
+      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body), "application/strategic-merge-patch+json");
+      return body;
+    };
+    try {
+      return await patchWith(target);
+    } catch (error) {
+      if (!(error instanceof ApiStatusError) || !REFUSALS.has(error.code)) throw error;
+      const fresh = (await this.options.client.request("GET", path)) as Record<string, any>;
+      // A different object of the same name: the uid precondition answers for it (409) below.
+      const reread: StatusTarget = { ...target, current: fresh?.status, generation: fresh?.metadata?.generation, resourceVersion: fresh?.metadata?.resourceVersion };
+      try {
+        return await patchWith(reread);
+      } catch (again) {
+        if (!(again instanceof ApiStatusError) || !REFUSALS.has(again.code)) throw again;
+        this.refusalCount++;
+        target.resourceVersion = reread.resourceVersion;
+        this.options.log.log("error", "Pod status refused by the apiserver; sent again only when the pod or its status changes", {
+          pod: `${target.namespace}/${target.name}`,
+          code: again.code,
+          error: again.message.length > REFUSAL_LOG_CHARS ? `${again.message.slice(0, REFUSAL_LOG_CHARS)}...` : again.message,
+        });
+        return undefined;
+      }
     }
   }
 }

@@ -404,6 +404,11 @@ function validatePodStatus(stored, next) {
     const ips = status[list] ?? [];
     if (ips.length > 0 && ips[0]?.ip !== status[single]) throw invalid("pods", name, `status.${list}[0].ip: Invalid value: "${ips[0]?.ip}": must match status.${single} "${status[single]}"`);
     if (status[single] && ips.length === 0) throw invalid("pods", name, `status.${list}: Required value: must be set when status.${single} is`);
+    const families = ips.map((p) => (String(p?.ip).includes(":") ? 6 : 4));
+    if (new Set(families).size < families.length) {
+      const shown = JSON.stringify(ips.map((p) => ({ IP: p?.ip })));
+      throw invalid("pods", name, `status.${list}: Invalid value: ${shown}: may specify no more than one IP for each IP family`);
+    }
   }
   const names = new Set((next.spec?.containers ?? []).map((c) => c.name));
   (status.containerStatuses ?? []).forEach((c, i) => {

@@ -1,6 +1,6 @@
 // The two patch formats a kubelet sends: JSON merge patch (RFC 7386) and strategic merge patch,
 // which merges lists of objects by a key (conditions by `type`; container statuses are replaced)
-// and honours `$setElementOrder/<list>` and `$patch: delete`.
+// and honours `$setElementOrder/<list>`, `$patch: delete` and a list's `$patch: replace` element.
 
 /** Merge keys of the object lists a kubelet patches, by field name. Lists without one (the
  * container status lists have no patch strategy in the API types) are replaced whole. */
@@ -40,7 +40,8 @@ export function strategicMergePatch(target, patch) {
       continue;
     }
     const mergeKey = MERGE_KEYS[key];
-    if (Array.isArray(value) && mergeKey && Array.isArray(out[key])) out[key] = mergeList(out[key], value, mergeKey);
+    if (Array.isArray(value) && value.some((v) => isObject(v) && v.$patch === "replace")) out[key] = value.filter((v) => !(isObject(v) && "$patch" in v)).map((v) => structuredClone(v));
+    else if (Array.isArray(value) && mergeKey && Array.isArray(out[key])) out[key] = mergeList(out[key], value, mergeKey);
     else if (Array.isArray(value)) out[key] = value.filter((v) => !(isObject(v) && v.$patch === "delete")).map((v) => structuredClone(v));
     else out[key] = strategicMergePatch(out[key], value);
   }

@@ -310,3 +310,60 @@ test("reflector: a broken watch stream and a pod update that fails are contained
   assert.equal(seen[0], "u1", "the pod without a uid is left out");
   assert.ok(seen.includes("u1,u2"), "the watch event before the bad line was applied");
 });
+
+test("status manager: a replaced sandbox's new IP replaces the old one in the apiserver, whatever it held", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("sbx"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  const ipOf = { sb1: "10.91.0.14", sb2: "10.91.0.15" };
+  // No `current`: as after an agent start while the apiserver was away.
+  const target = { namespace: "default", name: "sbx", uid: stored.metadata.uid, deleting: false, hostNetwork: false };
+  const manager = new StatusManager({ client, log: quiet, targetOf: () => target, context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined, podIpOf: (id) => ipOf[id] }) });
+  t.after(() => manager.stop());
+  manager.setStatus("u", coreStatus(1n, { sandboxId: "sb1" }));
+  await until("first IP in", () => api.get("pods", "default", "sbx").status?.podIP === "10.91.0.14");
+  manager.setStatus("u", coreStatus(2n, { sandboxId: "sb2" }));
+  await until("second patch answered", () => manager.patchCount + manager.refusalCount + manager.failureCount >= 2);
+  const status = api.get("pods", "default", "sbx").status;
+  assert.equal(manager.refusalCount, 0, "the apiserver accepted it");
+  assert.equal(status.podIP, "10.91.0.15");
+  assert.deepEqual(status.podIPs, [{ ip: "10.91.0.15" }], "one IP per family: the old one is gone");
+  assert.deepEqual(status.hostIPs, [{ ip: "10.0.0.5" }]);
+});
+
+test("status manager: a refused patch is re-read and rebuilt once, then waits for a change instead of being retried blindly", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("web"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  const admin = new ApiClient({ server: api.url, token: "admin" });
+  t.after(() => (client.close(), admin.close()));
+  // The apiserver holds a terminal phase the watch has not shown yet: Running is refused.
+  await admin.request("PATCH", "/api/v1/namespaces/default/pods/web/status", { status: { phase: "Failed", reason: "Evicted" } }, "application/merge-patch+json");
+  let now = 1_000_000;
+  const logged = [];
+  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true, current: { phase: "Pending" }, resourceVersion: stored.metadata.resourceVersion };
+  const manager = new StatusManager({ client, log: { log: (level, msg, fields) => logged.push({ level, msg, ...fields }) }, targetOf: () => target, context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined }), nowMs: () => now });
+  t.after(() => manager.stop());
+  manager.setStatus("u", coreStatus(1n));
+  await until("refused", () => manager.refusalCount === 1);
+  const requests = () => api.requests.filter((r) => r.user === `system:node:${NODE}` && r.path.startsWith("/api/v1/namespaces/default/pods/web")).map((r) => r.method);
+  assert.deepEqual(requests(), ["PATCH", "GET", "PATCH"], "one re-read, one more try");
+  const refusal = logged.find((l) => l.level === "error");
+  assert.match(refusal.error, /cannot transition from terminal phase Failed/);
+  assert.equal(refusal.pod, "default/web");
+  // Sync periods pass: nothing more is sent while neither the status nor the object changes.
+  for (let i = 0; i < 5; i++) {
+    now += 11_000;
+    manager.sync();
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(requests().length, 3, "not retried blindly");
+  assert.equal(logged.filter((l) => l.level === "error").length, 1, "logged once");
+  // A newer status is sent (and may be accepted).
+  manager.setStatus("u", coreStatus(2n, { phase: "failed" }));
+  await until("the newer status goes", () => manager.patchCount === 1);
+  assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
+});
