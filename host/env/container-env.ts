@@ -93,7 +93,9 @@ export function resourceValue(selector: { containerName: string; resource: strin
   // An unset limit is the node's allocatable, as upstream merges it before resolving.
   if (written === undefined && kind === "limits" && name in facts.allocatable) written = facts.allocatable[name as keyof PodFacts["allocatable"]];
   const value = written === undefined ? 0 : quantityValue(written);
-  const divisor = quantityValue(selector.divisor || "1");
+  // A zero divisor is the API's default (the apiserver stores `divisor: "0"`): it means 1.
+  const writtenDivisor = quantityValue(selector.divisor || "1");
+  const divisor = writtenDivisor === 0 ? 1 : writtenDivisor;
   if (!(divisor > 0) || Number.isNaN(value)) throw new EnvError(`invalid quantity for ${selector.resource}`);
   // CPU rounds up in millicores, the rest in whole units, as upstream's conversions do.
   if (name === "cpu") return String(Math.ceil(Math.round(value * 1000) / Math.round(divisor * 1000)));

@@ -181,6 +181,10 @@ test("downwardAPI: labels and annotations as key=\"value\" lines, fields, resour
           { path: "name", fieldRef: { fieldPath: "metadata.name" } },
           { path: "tier", fieldRef: { fieldPath: "metadata.labels['tier']" } },
           { path: "mem", resourceFieldRef: { containerName: "app", resource: "limits.memory", divisor: "1Mi" } },
+          // As the apiserver stores them: divisor "0" (its default, meaning 1); no cpu limit set,
+          // so the node's allocatable is written.
+          { path: "cpu", resourceFieldRef: { containerName: "app", resource: "limits.cpu", divisor: "0" } },
+          { path: "cpu-m", resourceFieldRef: { containerName: "app", resource: "limits.cpu", divisor: "1m" } },
         ],
       },
     }],
@@ -192,6 +196,8 @@ test("downwardAPI: labels and annotations as key=\"value\" lines, fields, resour
   assert.equal(fs.readFileSync(path.join(dir, "name"), "utf8"), "web");
   assert.equal(fs.readFileSync(path.join(dir, "tier"), "utf8"), "front");
   assert.equal(fs.readFileSync(path.join(dir, "mem"), "utf8"), "128");
+  assert.equal(fs.readFileSync(path.join(dir, "cpu"), "utf8"), "2");
+  assert.equal(fs.readFileSync(path.join(dir, "cpu-m"), "utf8"), "2000");
   volumes.tearDown("uid-1");
 });
 
