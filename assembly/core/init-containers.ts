@@ -4,7 +4,7 @@
 // started, and it is kept running beside the regular containers and stopped after them.
 import { WorkerContext } from "./context";
 import { ContainerObservation, ContainerSpec, ContainerState, PodSpec, SandboxObservation } from "./model";
-import { PodRecord } from "./pod-record";
+import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
 import { isContainerStarted } from "./probe-status";
 import { RestartPolicy, shouldContainerBeRestarted, shouldInitContainerBeRestarted } from "./restart";
 import { latestContainer } from "./status";
@@ -102,6 +102,16 @@ export function regularContainersCompleted(rec: PodRecord, spec: PodSpec, sandbo
   return true;
 }
 
+/// What is left of the pod's grace period since its termination began (the time taken counted in
+/// whole seconds, as upstream counts it), at least the minimal shutdown window.
+export function remainingGraceSeconds(rec: PodRecord, nowMs: u64): i64 {
+  const grace = rec.gracePeriodSeconds();
+  const since = rec.terminatingSinceMs;
+  const elapsedMs: i64 = since > 0 && nowMs > since ? <i64>(nowMs - since) : 0;
+  const left = grace - elapsedMs / 1000;
+  return left < MINIMUM_GRACE_PERIOD_SECONDS ? MINIMUM_GRACE_PERIOD_SECONDS : left;
+}
+
 /// Stops the last sidecar (in spec order) that still runs; false when none runs.
 export function stopLastSidecar(rec: PodRecord, ctx: WorkerContext, spec: PodSpec): bool {
   for (let i = spec.initContainers.length - 1; i >= 0; i--) {
@@ -110,7 +120,7 @@ export function stopLastSidecar(rec: PodRecord, ctx: WorkerContext, spec: PodSpe
     const live = liveInstance(rec.containers, container.name);
     if (live === null) continue;
     if (live.state == ContainerState.Created) ctx.removeContainer(rec, live.id, live.name);
-    else ctx.stopContainer(rec, live.id, live.name, "Stopping container " + live.name);
+    else ctx.stopContainer(rec, live.id, live.name, "Stopping container " + live.name, remainingGraceSeconds(rec, ctx.nowMs));
     return true;
   }
   return false;

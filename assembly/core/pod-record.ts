@@ -106,6 +106,9 @@ export class PodRecord extends SlotOwner {
 
   /// The timeout of the newest stop asked for; a shorter deletion grace period stops again.
   stopTimeoutSeconds: i64 = -1;
+  /// When the current termination queued its first stop, host ms (0: none yet). The pod's grace
+  /// period is one budget from then: a sidecar stopped after the others gets what is left.
+  terminatingSinceMs: u64 = 0;
   /// Grace period recorded on a sandbox, for orphans.
   observedGracePeriodSeconds: i64 = -1;
   /// A grace period imposed by the node (eviction); -1 for none.

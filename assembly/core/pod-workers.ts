@@ -93,7 +93,11 @@ export function movePod(rec: PodRecord, event: i32): void {
   if (event == WorkerEvent.Removed && !canTransition(rec.state, event)) return;
   const from = rec.state;
   rec.state = transition(rec.state, event);
-  if (from == WorkerState.SyncPod && rec.state == WorkerState.TerminatingPod) rec.stopTimeoutSeconds = -1; // a new termination
+  if (from == WorkerState.SyncPod && rec.state == WorkerState.TerminatingPod) {
+    // A new termination: its grace budget starts with its first stop.
+    rec.stopTimeoutSeconds = -1;
+    rec.terminatingSinceMs = 0;
+  }
   if (rec.state != WorkerState.SyncPod) {
     rec.restartForSpecChange.clear();
     rec.restartForResize.clear();

@@ -7,11 +7,14 @@ import { WorkerContext } from "./context";
 import { isSidecarName, stopLastSidecar } from "./init-containers";
 
 /// Queues the stops still needed. Containers stop in parallel, as upstream kills them, except
-/// sidecars: they stop after every other container, last first; the sandboxes stop once no
-/// container runs. Returns false when everything is stopped.
+/// sidecars: they stop after every other container, last first, each with what is left of the
+/// pod's grace period (upstream's termination ordering: one budget, never less than the minimal
+/// shutdown window); the sandboxes stop once no container runs. Returns false when everything is
+/// stopped.
 export function terminatingStep(rec: PodRecord, ctx: WorkerContext): bool {
   let queued = false;
   const spec = rec.lastSpec;
+  if (rec.terminatingSinceMs == 0) rec.terminatingSinceMs = ctx.nowMs;
   for (let i = 0; i < rec.containers.length; i++) {
     const c = rec.containers[i];
     if (c.state == ContainerState.Exited) continue;

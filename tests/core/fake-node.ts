@@ -59,6 +59,10 @@ export class FakeNode {
   failCreatesOf: string = "";
   /** Answer every relist with a runtime error instead of a snapshot. */
   failRelists: bool = false;
+  /** StopContainer of the container with this name takes `slowStopMs` (the clock moves on before
+   *  it answers), as a container that ignores SIGTERM keeps CRI's StopContainer waiting. */
+  slowStopOf: string = "";
+  slowStopMs: u64 = 0;
   /** StartContainer answers success and leaves the container created. */
   ignoreStarts: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
@@ -208,6 +212,7 @@ export class FakeNode {
       }
       case ActionTag.StopContainer: {
         const c = this.container(k.stop!.containerId);
+        if (c.state == ContainerState.Running && c.name == this.slowStopOf) this.nowMs += this.slowStopMs;
         if (c.state == ContainerState.Running) this.exitContainer(c, 137, "Error");
         break;
       }

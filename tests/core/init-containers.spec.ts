@@ -138,7 +138,41 @@ describe("sidecars", () => {
     expect(stopped(node).join(",")).toBe("app,log,proxy");
     expect(node.runningCount("proxy")).toBe(0);
   });
+
+  it("get what is left of the pod's grace period once the app stopped, never less than the minimal window", () => {
+    const p = withInit("Always", [initContainer("proxy", true)]);
+    p.hasGracePeriod = true;
+    p.terminationGracePeriodSeconds = 10;
+    const node = start(p);
+    node.slowStopOf = "app";
+    node.slowStopMs = 4_000; // the app takes 4 s to exit
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 10_000);
+    expect(stopped(node).join(",")).toBe("app,proxy");
+    expect(stopTimeoutOf(node, "app")).toBe(10);
+    expect(stopTimeoutOf(node, "proxy")).toBeLessThanOrEqual(6);
+    expect(stopTimeoutOf(node, "proxy")).toBeGreaterThanOrEqual(5);
+
+    const late = withInit("Always", [initContainer("proxy", true)]);
+    late.uid = "u2";
+    late.hasGracePeriod = true;
+    late.terminationGracePeriodSeconds = 5;
+    const other = start(late);
+    other.slowStopOf = "app";
+    other.slowStopMs = 6_000; // past the whole budget
+    other.agent.handlePods(other.nowMs, []);
+    other.runUntil(other.nowMs + 10_000);
+    expect(stopTimeoutOf(other, "proxy")).toBe(2);
+  });
 });
+
+function stopTimeoutOf(node: FakeNode, name: string): i64 {
+  for (let i = 0; i < node.log.length; i++) {
+    const a = node.log[i];
+    if (a.kind.tag == ActionTag.StopContainer && a.kind.stop!.containerName == name) return a.kind.stop!.timeoutSeconds;
+  }
+  return -1;
+}
 
 describe("validation of init containers", () => {
   it("refuses a name used by a regular container and a restartPolicy other than Always", () => {
