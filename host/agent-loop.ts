@@ -3,6 +3,7 @@
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
 import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "./pleg-policy.js";
 import { PodFeeder } from "./pod-feeder.js";
+import { AcceptedPods } from "./sources/accepted-pods.js";
 import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
 import { runProbe } from "./probes/prober.js";
 import { runHook } from "./probes/hooks.js";
@@ -106,6 +107,8 @@ export interface PodRefusal {
   field: string;
   message: string;
   reason?: string;
+  /** A new version of a running pod was refused: the accepted version keeps running. */
+  keptRunning?: boolean;
 }
 
 /** Each container's termination message path and policy, with the Pod API's defaults. */
@@ -146,6 +149,8 @@ export class AgentLoop {
   /** The newest relist: which containers each pod has, for the stats pass. */
   private lastSnapshot: RuntimeSnapshot | undefined;
   private feeder = new PodFeeder();
+  /** The pods the core accepted at the last feed: what keeps running through a refused update. */
+  readonly accepted = new AcceptedPods();
   /** Pods the host's admission (node affinity, sysctls) let in: not checked again while desired. */
   private hostAdmitted = new Set<string>();
   private statsTimer?: NodeJS.Timeout;
@@ -384,12 +389,12 @@ export class AgentLoop {
     // Each problem is logged when it appears, not again at every later scan (a directory with
     // many bad files would otherwise repeat all of them whenever one file changes).
     const before = this.desired;
-    this.desired = scan.pods;
+    this.desired = [...scan.pods];
     this.registerObjects();
-    const rejected = this.feedPods();
+    const rejected = this.feedKeepingRunningPods();
     // A pod the core or the node refused is said to be refused (below), never "added".
-    const refused = new Set(rejected.map((r) => scan.pods[r.index]?.spec.uid));
-    this.logSourceChanges(before, scan.pods.filter((p) => !refused.has(p.spec.uid)));
+    const refused = new Set(rejected.filter((r) => !r.keptRunning).map((r) => scan.pods[r.index]?.spec.uid));
+    this.logSourceChanges(before, this.desired.filter((p) => !refused.has(p.spec.uid)));
     const seen = new Set<string>();
     for (const p of [...scan.problems, ...rejected]) {
       // A pod the core refused is logged once per pod and field, not again when only the words
@@ -397,10 +402,12 @@ export class AgentLoop {
       const uid = "index" in p && typeof p.index === "number" ? this.desired[p.index]?.spec.uid : undefined;
       const key = uid !== undefined ? `${p.origin}\u0000${uid}\u0000${p.field}` : `${p.origin}\u0000${p.field}\u0000${p.message}`;
       seen.add(key);
-      if (!this.loggedProblems.has(key)) log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
+      if (this.loggedProblems.has(key)) continue;
+      if ("keptRunning" in p && p.keptRunning) log.log("warn", "Pod update not applied; the pod keeps running as it was", { pod: p.origin, field: p.field, error: p.message });
+      else log.log("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message });
     }
     this.loggedProblems = seen;
-    const refusedIndices = new Set(rejected.map((r) => r.index));
+    const refusedIndices = new Set(rejected.filter((r) => !r.keptRunning).map((r) => r.index));
     podTable.setDesired(
       this.desired
         .filter((_p, index) => !refusedIndices.has(index))
@@ -440,6 +447,31 @@ export class AgentLoop {
       if (after.some((q) => `${q.spec.namespace}/${q.spec.name}` === pod)) continue; // told as a change above
       log.log("info", "Pod removed from its source; stopping it", { pod, uid: p.spec.uid, source: p.origin });
     }
+  }
+
+  /**
+   * Feeds the desired pods; a refused new version of a pod the core runs (not an admission
+   * refusal: that is for new pods) is replaced by the accepted version, fed again (the core kept
+   * it meanwhile), and reported as `keptRunning`. Remembers what was accepted.
+   */
+  private feedKeepingRunningPods(): PodRefusal[] {
+    let rejected = this.feedPods();
+    const kept: PodRefusal[] = [];
+    for (const r of rejected) {
+      const update = this.desired[r.index];
+      if (r.reason || !update) continue;
+      const held = this.accepted.keep(update.spec.uid, update.spec.deletionGracePeriodSeconds);
+      if (!held || held.spec === update.spec) continue;
+      this.desired[r.index] = held;
+      kept.push({ ...r, keptRunning: true });
+    }
+    if (kept.length > 0) {
+      const keptIndices = new Set(kept.map((r) => r.index));
+      rejected = [...this.feedPods().filter((r) => !keptIndices.has(r.index)), ...kept];
+    }
+    const refusedIndices = new Set(rejected.filter((r) => !r.keptRunning).map((r) => r.index));
+    this.accepted.replace(this.desired.filter((_p, i) => !refusedIndices.has(i)));
+    return rejected;
   }
 
   /** Gives the core the desired pods; returns the ones it refused (setPods logs them). */

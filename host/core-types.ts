@@ -6,6 +6,7 @@ export type {
   AgentConfig,
   ContainerObservation,
   ContainerSpec,
+  EphemeralContainer,
   ContainerPort,
   HookRequest,
   EnvVarSource,

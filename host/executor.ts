@@ -138,6 +138,7 @@ export function containerConfig(create: CreateContainer): ContainerConfig {
     },
     annotations: { [ANNOTATION_SPEC_HASH]: create.specHash },
     resources: criResources(create.resources),
+    ...(create.targetContainerId ? { targetContainerId: create.targetContainerId } : {}),
   };
 }
 

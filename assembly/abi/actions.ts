@@ -31,7 +31,7 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @120 (504, align 8), resources @624 (48) }: 672, align 8.
+//   container @120 (504, align 8), resources @624 (48), target-container-id @672 }: 680, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -49,12 +49,12 @@ const CONTAINER_STATUS_SIZE: usize = 160;
 const POD_CONDITION_SIZE: usize = 32;
 // pod-status { phase u8 @0, reason @4, message @12, sandbox-id @20, container-statuses @28,
 //   version u64 @40, conditions @48, start-time-ms u64 @56, init-container-statuses @64,
-//   finished u8 @72 }: 80, align 8.
+//   finished u8 @72, ephemeral-container-statuses @76 }: 88, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 672): 680, align 8.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 680): 688, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 712, align 8.
-export const PLANNED_ACTION_SIZE: usize = 712;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 720, align 8.
+export const PLANNED_ACTION_SIZE: usize = 720;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -108,6 +108,7 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.specHash = liftString(ptr + 108);
   create.container = liftContainerSpec(ptr + 120);
   create.resources = liftLinuxResources(ptr + 624);
+  create.targetContainerId = liftString(ptr + 672);
   return create;
 }
 
@@ -118,6 +119,7 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   lowerString(ptr + 108, create.specHash);
   lowerContainerSpec(ptr + 120, create.container);
   lowerLinuxResources(ptr + 624, create.resources);
+  lowerString(ptr + 672, create.targetContainerId);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -210,6 +212,7 @@ function liftPodStatus(ptr: usize): PodStatus {
   status.startTimeMs = load<u64>(ptr + 56);
   status.initContainerStatuses = liftList<ContainerStatus>(ptr + 64, CONTAINER_STATUS_SIZE, liftContainerStatus);
   status.finished = load<u8>(ptr + 72) != 0;
+  status.ephemeralContainerStatuses = liftList<ContainerStatus>(ptr + 76, CONTAINER_STATUS_SIZE, liftContainerStatus);
   return status;
 }
 
@@ -224,6 +227,7 @@ function lowerPodStatus(ptr: usize, status: PodStatus): void {
   store<u64>(ptr + 56, status.startTimeMs);
   lowerList<ContainerStatus>(ptr + 64, status.initContainerStatuses, CONTAINER_STATUS_SIZE, lowerContainerStatus);
   store<u8>(ptr + 72, <u8>(status.finished ? 1 : 0));
+  lowerList<ContainerStatus>(ptr + 76, status.ephemeralContainerStatuses, CONTAINER_STATUS_SIZE, lowerContainerStatus);
 }
 
 function liftActionKind(ptr: usize): ActionKind {

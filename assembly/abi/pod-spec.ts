@@ -37,8 +37,11 @@ const STARTUP_PROBE_AT: usize = 88;
 //   reported-terminal-phase: option<pod-phase> @80 (tag u8, enum u8 @81), priority s32 @84,
 //   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
 //   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120),
-//   start-time-ms: option<u64> @128 (tag u8, u64 @136), volumes @144 }: size 152, align 8.
-export const POD_SPEC_SIZE: usize = 152;
+//   start-time-ms: option<u64> @128 (tag u8, u64 @136), volumes @144,
+//   ephemeral-containers @152 }: size 160, align 8.
+export const POD_SPEC_SIZE: usize = 160;
+// ephemeral-container { container @0 (504, align 8), target-container-name @504 }: 512, align 8.
+const EPHEMERAL_CONTAINER_SIZE: usize = 512;
 // volume-spec { name @0, kind u8 @8, used u8 @9, source-version @12, size-limit @20 }: size 28, align 4.
 export const VOLUME_SPEC_SIZE: usize = 28;
 // pod-rejection { index u32 @0, uid @4, field @12, message @20 }: size 28, align 4.
@@ -162,7 +165,19 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.hasStartTime = load<u8>(ptr + 128) != 0;
   pod.startTimeMs = pod.hasStartTime ? load<u64>(ptr + 136) : 0;
   pod.volumes = liftList<VolumeSpec>(ptr + 144, VOLUME_SPEC_SIZE, liftVolumeSpec);
+  pod.ephemeralContainers = liftList<ContainerSpec>(ptr + 152, EPHEMERAL_CONTAINER_SIZE, liftEphemeralContainer);
   return pod;
+}
+
+function liftEphemeralContainer(ptr: usize): ContainerSpec {
+  const c = liftContainerSpec(ptr);
+  c.targetContainerName = liftString(ptr + CONTAINER_SPEC_SIZE);
+  return c;
+}
+
+function lowerEphemeralContainer(ptr: usize, c: ContainerSpec): void {
+  lowerContainerSpec(ptr, c);
+  lowerString(ptr + CONTAINER_SPEC_SIZE, c.targetContainerName);
 }
 
 export function liftVolumeSpec(ptr: usize): VolumeSpec {
@@ -202,6 +217,7 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<u8>(ptr + 128, <u8>(pod.hasStartTime ? 1 : 0));
   store<u64>(ptr + 136, pod.hasStartTime ? pod.startTimeMs : 0);
   lowerList<VolumeSpec>(ptr + 144, pod.volumes, VOLUME_SPEC_SIZE, lowerVolumeSpec);
+  lowerList<ContainerSpec>(ptr + 152, pod.ephemeralContainers, EPHEMERAL_CONTAINER_SIZE, lowerEphemeralContainer);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

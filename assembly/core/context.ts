@@ -54,6 +54,7 @@ export function containerOfSpec(spec: PodSpec | null, name: string): ContainerSp
   if (spec === null) return null;
   for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return spec.containers[i];
   for (let i = 0; i < spec.initContainers.length; i++) if (spec.initContainers[i].name == name) return spec.initContainers[i];
+  for (let i = 0; i < spec.ephemeralContainers.length; i++) if (spec.ephemeralContainers[i].name == name) return spec.ephemeralContainers[i];
   return null;
 }
 
@@ -137,7 +138,7 @@ export class WorkerContext {
   }
 
   /// Creates `container` (a regular or an init container of the pod's spec) with spec hash `hash`.
-  createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, container: ContainerSpec, hash: string, attempt: u32): void {
+  createContainer(rec: PodRecord, sandboxId: string, sandboxAttempt: u32, container: ContainerSpec, hash: string, attempt: u32, targetContainerId: string = ""): void {
     const pod = rec.lastSpec;
     assert(pod !== null, "create-container without a spec");
     const create = new CreateContainer();
@@ -147,6 +148,7 @@ export class WorkerContext {
     create.specHash = hash;
     create.container = container;
     create.resources = containerResources(changetype<PodSpec>(pod), rec.qos, container, this.memoryCapacityBytes);
+    create.targetContainerId = targetContainerId;
     const kind = new ActionKind();
     kind.tag = ActionTag.CreateContainer;
     kind.create = create;

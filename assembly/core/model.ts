@@ -51,6 +51,9 @@ export class ContainerSpec {
   postStart: ProbeHandler | null = null;
   preStop: ProbeHandler | null = null;
   imagePullPolicy: string = "";
+  /// For an ephemeral container: `targetContainerName` (whose process namespace it joins); "" for
+  /// the pod's own, and for every other container.
+  targetContainerName: string = "";
 
   get isSidecar(): bool {
     return this.restartPolicy == "Always";
@@ -88,6 +91,8 @@ export class PodSpec {
   hasStartTime: bool = false;
   startTimeMs: u64 = 0;
   volumes: VolumeSpec[] = [];
+  /// `spec.ephemeralContainers`: started once, never restarted, not part of phase or readiness.
+  ephemeralContainers: ContainerSpec[] = [];
 }
 
 /// WIT `volume-kind`.
@@ -244,6 +249,8 @@ export class CreateContainer {
   specHash: string = "";
   container: ContainerSpec = new ContainerSpec();
   resources: LinuxResources = new LinuxResources();
+  /// An ephemeral container's target: the runtime ID of the container whose PID namespace it joins.
+  targetContainerId: string = "";
 }
 
 export class ContainerRef {
@@ -333,6 +340,7 @@ export class PodStatus {
   startTimeMs: u64 = 0;
   initContainerStatuses: ContainerStatus[] = [];
   finished: bool = false;
+  ephemeralContainerStatuses: ContainerStatus[] = [];
 }
 
 export const enum EventType {

@@ -51,6 +51,13 @@ export class PodManager {
       const problems = podProblems(spec, <u32>i);
       if (problems.length > 0) {
         for (let p = 0; p < problems.length; p++) rejections.push(problems[p]);
+        // An update the node cannot honour never touches what runs: a pod it holds keeps the
+        // spec it was accepted with (the host says why the update was not applied).
+        const held = this.byUid.has(spec.uid) ? this.byUid.get(spec.uid).spec : null;
+        if (held !== null && !desired.has(held.uid) && !fullNames.has(held.namespace + "/" + held.name)) {
+          fullNames.add(held.namespace + "/" + held.name);
+          desired.set(held.uid, held);
+        }
         continue;
       }
       if (desired.has(spec.uid)) {

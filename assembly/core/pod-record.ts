@@ -178,6 +178,12 @@ export class PodRecord extends SlotOwner {
     }
     if (current.containers.length != spec.containers.length) return false;
     if (current.initContainers.length != spec.initContainers.length) return false;
+    if (current.ephemeralContainers.length != spec.ephemeralContainers.length) return false;
+    for (let i = 0; i < spec.ephemeralContainers.length; i++) {
+      const a = current.ephemeralContainers[i];
+      const b = spec.ephemeralContainers[i];
+      if (a.targetContainerName != b.targetContainerName || containerSpecHash(a) != containerSpecHash(b)) return false;
+    }
     for (let i = 0; i < spec.initContainers.length; i++) {
       if (this.initHashes[i] != containerSpecHash(spec.initContainers[i]) || current.initContainers[i].restartPolicy != spec.initContainers[i].restartPolicy) return false;
     }

@@ -47,6 +47,7 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   }
   status.containerStatuses = statuses;
   if (init !== null) status.initContainerStatuses = init.statuses;
+  status.ephemeralContainerStatuses = ephemeralStatuses(rec, spec);
   addResources(rec, statuses);
   const previousConditions = previous !== null ? previous.conditions : [];
   status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs, spec.readinessGates, init);
@@ -159,6 +160,19 @@ function sameTerminated(a: TerminatedState | null, b: TerminatedState | null): b
     a.startedAtNs == b.startedAtNs && a.finishedAtNs == b.finishedAtNs;
 }
 
+/// Ephemeral containers' statuses: as any container's, but never ready and never said to have
+/// started (no probes run on them), and no restarts (they are never restarted).
+function ephemeralStatuses(rec: PodRecord, spec: PodSpec): ContainerStatus[] {
+  if (spec.ephemeralContainers.length == 0) return [];
+  const stoppedBefore: bool[] = [];
+  const list = containerStatusesOf(spec.ephemeralContainers, rec.containers, rec.waiting, stoppedBefore, false);
+  for (let i = 0; i < list.length; i++) {
+    list[i].ready = false;
+    list[i].started = false;
+  }
+  return list;
+}
+
 function sameStatus(a: PodStatus, b: PodStatus): bool {
   if (a.finished != b.finished || a.startTimeMs != b.startTimeMs || !sameConditions(a.conditions, b.conditions)) return false;
   if (a.phase != b.phase || a.reason != b.reason || a.message != b.message || a.sandboxId != b.sandboxId) return false;
@@ -168,6 +182,10 @@ function sameStatus(a: PodStatus, b: PodStatus): bool {
   }
   for (let i = 0; i < a.containerStatuses.length; i++) {
     if (!sameContainerStatus(a.containerStatuses[i], b.containerStatuses[i])) return false;
+  }
+  if (a.ephemeralContainerStatuses.length != b.ephemeralContainerStatuses.length) return false;
+  for (let i = 0; i < a.ephemeralContainerStatuses.length; i++) {
+    if (!sameContainerStatus(a.ephemeralContainerStatuses[i], b.ephemeralContainerStatuses[i])) return false;
   }
   return true;
 }

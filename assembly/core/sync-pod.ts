@@ -19,6 +19,7 @@ import { WaitingReason, latestContainer } from "./status";
 import { resizeStep } from "./resize";
 import { InitProgress, initStep, stopSidecarsOfCompletedPod } from "./init-containers";
 import { VolumeProgress, volumesStep } from "./volume-manager";
+import { containerSpecHash } from "./hash";
 
 /// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
 const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
@@ -43,6 +44,7 @@ function nextSandboxAttempt(sandboxes: SandboxObservation[]): u32 {
 function inSpec(spec: PodSpec, name: string): bool {
   for (let i = 0; i < spec.containers.length; i++) if (spec.containers[i].name == name) return true;
   for (let i = 0; i < spec.initContainers.length; i++) if (spec.initContainers[i].name == name) return true;
+  for (let i = 0; i < spec.ephemeralContainers.length; i++) if (spec.ephemeralContainers[i].name == name) return true;
   return false;
 }
 
@@ -121,6 +123,9 @@ export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
     }
   }
 
+  // Upstream starts ephemeral containers first, initialized or not: they debug a pod whose
+  // containers crash or never start.
+  if (ephemeralStep(rec, ctx, spec, sandbox)) return true;
   const init = initStep(rec, ctx, spec, sandbox, policy);
   if (init == InitProgress.Acted) return true;
   if (init == InitProgress.Done) {
@@ -131,6 +136,35 @@ export function syncPodStep(rec: PodRecord, ctx: WorkerContext): bool {
     if (resizeStep(rec, ctx, sandbox)) return true;
   }
   return collectGarbage(rec, ctx, sandbox);
+}
+
+/// Starts each ephemeral container that has no instance yet (created once in the pod's life: never
+/// restarted, not even in a new sandbox). A created one that did not start is started; one whose
+/// create failed waits as any container does and is tried again. Returns true when it acted.
+function ephemeralStep(rec: PodRecord, ctx: WorkerContext, spec: PodSpec, sandbox: SandboxObservation): bool {
+  for (let i = 0; i < spec.ephemeralContainers.length; i++) {
+    const container = spec.ephemeralContainers[i];
+    const name = container.name;
+    const latest = latestContainer(rec.containers, name);
+    if (latest !== null) {
+      if (latest.state != ContainerState.Created || latest.sandboxId != sandbox.id) continue;
+      if (inContainerErrorWait(rec, ctx, name)) continue;
+      ctx.startContainer(rec, latest.id, name);
+      return true;
+    }
+    if (inImagePullBackOff(rec, ctx, name, container.image)) continue;
+    if (hasInvalidImageName(rec, ctx, name, container.image)) continue;
+    if (inContainerErrorWait(rec, ctx, name)) continue;
+    // The target's process namespace is joined when it runs; otherwise the pod's (as upstream).
+    let targetId = "";
+    if (container.targetContainerName.length > 0) {
+      const target = latestContainer(rec.containers, container.targetContainerName, sandbox.id);
+      if (target !== null && target.state == ContainerState.Running) targetId = target.id;
+    }
+    ctx.createContainer(rec, sandbox.id, sandbox.attempt, container, containerSpecHash(container), 0, targetId);
+    return true;
+  }
+  return false;
 }
 
 /// Makes one container (regular, or a sidecar with policy Always) match its spec: start, restart

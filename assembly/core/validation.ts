@@ -153,7 +153,32 @@ export function podProblems(pod: PodSpec, index: u32): PodRejection[] {
   const seen = new Set<string>();
   containerProblems(out, index, uid, pod.containers, "spec.containers", seen, false);
   containerProblems(out, index, uid, pod.initContainers, "spec.initContainers", seen, true);
+  ephemeralProblems(out, index, uid, pod, seen);
   return out;
+}
+
+/// Upstream validateEphemeralContainers: a container as any other, but without what only a
+/// container the pod was made with can have (ports, probes, lifecycle, resources), and with a
+/// target, if any, among the pod's regular or init containers.
+function ephemeralProblems(out: PodRejection[], index: u32, uid: string, pod: PodSpec, seen: Set<string>): void {
+  if (pod.ephemeralContainers.length == 0) return;
+  const others = new Set<string>();
+  for (let i = 0; i < pod.containers.length; i++) others.add(pod.containers[i].name);
+  for (let i = 0; i < pod.initContainers.length; i++) others.add(pod.initContainers[i].name);
+  containerProblems(out, index, uid, pod.ephemeralContainers, "spec.ephemeralContainers", seen, false);
+  const forbidden = "Forbidden: cannot be set for an Ephemeral Container";
+  for (let i = 0; i < pod.ephemeralContainers.length; i++) {
+    const c = pod.ephemeralContainers[i];
+    const path = "spec.ephemeralContainers[" + i.toString() + "]";
+    if (c.ports.length > 0) out.push(new PodRejection(index, uid, path + ".ports", forbidden));
+    if (c.livenessProbe !== null) out.push(new PodRejection(index, uid, path + ".livenessProbe", forbidden));
+    if (c.readinessProbe !== null) out.push(new PodRejection(index, uid, path + ".readinessProbe", forbidden));
+    if (c.startupProbe !== null) out.push(new PodRejection(index, uid, path + ".startupProbe", forbidden));
+    if (c.postStart !== null || c.preStop !== null) out.push(new PodRejection(index, uid, path + ".lifecycle", forbidden));
+    if (c.requests.length > 0 || c.limits.length > 0) out.push(new PodRejection(index, uid, path + ".resources", forbidden));
+    const target = c.targetContainerName;
+    if (target.length > 0 && !others.has(target)) out.push(new PodRejection(index, uid, path + ".targetContainerName", 'Not found: "' + target + '"'));
+  }
 }
 
 /// Upstream validateVolumes: each name a DNS-1123 label, used once.

@@ -83,6 +83,8 @@ export class ClusterAgent {
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
   private apiPods = new Map<string, PodObject>();
   private refused = new Set<string>();
+  /** Refused updates already told by an event (uid@resourceVersion), bounded. */
+  private updatesTold = new Set<string>();
   /** A refusal could not be written: give the pods to the core (and refuse) again next time. */
   private republish = false;
   /** Per apiserver pod: its resourceVersion and what of it the core acts on, as last given. */
@@ -306,6 +308,14 @@ export class ClusterAgent {
           problems.push({ origin, field: "", message: `not understood: ${(error as Error).message}` });
           continue;
         }
+        // A new version of a running pod that cannot be read: the accepted one keeps running.
+        const deleting = object.metadata.deletionTimestamp ? BigInt(object.metadata.deletionGracePeriodSeconds ?? 0) : undefined;
+        const held = this.options.loop.accepted.keep(object.metadata.uid, deleting);
+        if (held) {
+          pods.push(held);
+          this.tellUpdateNotApplied(object, error.field, error.detail, true);
+          continue;
+        }
         problems.push({ origin, field: error.field, message: error.detail });
         this.refuse(object, error.field, error.detail);
       }
@@ -314,7 +324,8 @@ export class ClusterAgent {
     const staticRefusals = [...this.staticScan.problems];
     for (const r of rejected) {
       const object = objectsByOrigin.get(r.origin);
-      if (object) this.refuse(object, r.field, r.message, r.reason);
+      if (object && r.keptRunning) this.tellUpdateNotApplied(object, r.field, r.message);
+      else if (object) this.refuse(object, r.field, r.message, r.reason);
       else staticRefusals.push(r);
     }
     this.reportStaticRefusals(staticRefusals);
@@ -333,6 +344,22 @@ export class ClusterAgent {
       this.events.recordNode("Warning", "FailedValidation", `Refused pod manifest ${p.origin}: ${p.field ? `${p.field}: ` : ""}${p.message}`);
     }
     this.reportedStaticProblems = next;
+  }
+
+  /**
+   * An update of a running pod the node cannot apply: the pod goes on as it was; a Warning event
+   * says why, once per version of the object (and a log line, when the agent loop has not
+   * logged it: an update the host could not read never reaches the loop).
+   */
+  private tellUpdateNotApplied(object: PodObject, field: string, message: string, log = false): void {
+    const key = `${object.metadata.uid}@${object.metadata.resourceVersion ?? ""}`;
+    if (this.updatesTold.has(key)) return;
+    if (this.updatesTold.size >= 1024) this.updatesTold.clear();
+    this.updatesTold.add(key);
+    const { namespace, name, uid } = object.metadata;
+    const text = field ? `${field}: ${message}` : message;
+    if (log) this.options.log.log("warn", "Pod update not applied; the pod keeps running as it was", { pod: `${namespace}/${name}`, field, error: message });
+    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", reason: "UpdateNotApplied", message: `Pod update not applied, the pod keeps running as it was: ${text}` });
   }
 
   /** A pod the node cannot run: it fails, with why, as upstream's admission failures do. */

@@ -207,7 +207,7 @@ export class GrpcRuntime implements Runtime {
         tty: config.tty ?? false,
         linux: {
           resources: config.resources ? linuxResources(config.resources) : {},
-          securityContext: containerSecurityMessage(config.security, sandbox),
+          securityContext: containerSecurityMessage(config.security, sandbox, config.targetContainerId),
         },
       },
       sandboxConfig: sandboxConfigMessage(sandbox),
@@ -359,11 +359,15 @@ function linuxResources(r: ContainerResources): Message {
   };
 }
 
-/** The pod's namespaces: the node's network, PID or IPC when asked; one PID namespace per container unless shared. */
-function namespaceOptions(config: SandboxConfig): Message {
+/**
+ * The pod's namespaces: the node's network, PID or IPC when asked; one PID namespace per container
+ * unless shared. An ephemeral container with a target joins the target's PID namespace where it
+ * would otherwise have its own (as upstream: a shared or the node's stays as it is).
+ */
+function namespaceOptions(config: SandboxConfig, targetContainerId = ""): Message {
   const ns = config.namespaces;
-  const pid = ns?.hostPid ? "NODE" : ns?.sharedPid ? "POD" : "CONTAINER";
-  return { network: config.hostNetwork ? "NODE" : "POD", pid, ipc: ns?.hostIpc ? "NODE" : "POD" };
+  const pid = ns?.hostPid ? "NODE" : ns?.sharedPid ? "POD" : targetContainerId ? "TARGET" : "CONTAINER";
+  return { network: config.hostNetwork ? "NODE" : "POD", pid, ipc: ns?.hostIpc ? "NODE" : "POD", targetId: pid === "TARGET" ? targetContainerId : "" };
 }
 
 function profileMessage(profile: SecurityProfile | undefined): Message | null {
@@ -374,12 +378,12 @@ function int64Value(value: number | undefined): Message | null {
   return value === undefined ? null : { value: String(value) };
 }
 
-function containerSecurityMessage(security: ContainerSecurity | undefined, sandbox: SandboxConfig): Message {
-  if (!security) return { namespaceOptions: namespaceOptions(sandbox) };
+function containerSecurityMessage(security: ContainerSecurity | undefined, sandbox: SandboxConfig, targetContainerId = ""): Message {
+  if (!security) return { namespaceOptions: namespaceOptions(sandbox, targetContainerId) };
   return {
     capabilities: { addCapabilities: security.capabilities.add, dropCapabilities: security.capabilities.drop },
     privileged: security.privileged,
-    namespaceOptions: namespaceOptions(sandbox),
+    namespaceOptions: namespaceOptions(sandbox, targetContainerId),
     runAsUser: int64Value(security.runAsUser),
     runAsUsername: security.runAsUsername ?? "",
     runAsGroup: int64Value(security.runAsGroup),

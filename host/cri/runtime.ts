@@ -124,6 +124,8 @@ export interface ContainerConfig {
   stdin?: boolean;
   stdinOnce?: boolean;
   tty?: boolean;
+  /** An ephemeral container's target: it joins this container's PID namespace (CRI TARGET). */
+  targetContainerId?: string;
 }
 
 /** Who an image runs as when nothing says otherwise (CRI Image.uid, or its user name). */

@@ -80,10 +80,11 @@ function containerAppArmor(metadata: Json, podSc: Json, sc: Json, containerName:
 
 /** Every container of the pod's spec, regular and init. */
 export function allContainers(spec: Json): Json[] {
-  return [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])].map(object);
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  return [...list(spec.containers), ...list(spec.initContainers), ...list(spec.ephemeralContainers)].map(object);
 }
 
-/** The spec's container `name` (regular or init), or `{}`. */
+/** The spec's container `name` (regular, init or ephemeral), or `{}`. */
 export function containerNamed(spec: Json, name: string): Json {
   return allContainers(spec).find((c) => c.name === name) ?? {};
 }

@@ -2,7 +2,7 @@
 // field so that a bad manifest is reported with its file and field path. Semantic rules (names,
 // policies, duplicates) are the core's job; this layer only checks shapes and types.
 import { createHash } from "node:crypto";
-import type { ContainerSpec, PodSpec } from "../core-types.js";
+import type { ContainerSpec, EphemeralContainer, PodSpec } from "../core-types.js";
 import { FieldReader, fieldKey, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkHostNetworkPorts, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 import { checkNamingFields } from "./dns-fields.js";
@@ -45,7 +45,7 @@ const POD_SPEC_FIELDS = new Set([
   "containers", "restartPolicy", "terminationGracePeriodSeconds", "hostNetwork", "priority", "tolerations",
   "dnsPolicy", "nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "serviceAccountName",
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
-  "readinessGates", "initContainers", "activeDeadlineSeconds",
+  "readinessGates", "initContainers", "activeDeadlineSeconds", "ephemeralContainers",
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
   "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes", "imagePullSecrets",
 ]);
@@ -54,7 +54,7 @@ const POD_SPEC_FIELDS = new Set([
  * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
-  "ephemeralContainers", "overhead", "resourceClaims",
+  "overhead", "resourceClaims",
   "runtimeClassName", "os", "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -197,6 +197,24 @@ function initContainersOf(r: FieldReader, spec: JsonObject, pod: PodContext): Co
   return r.array(spec.initContainers, "spec.initContainers").map((c, i) => containerAt(r, c, `spec.initContainers[${i}]`, pod));
 }
 
+/**
+ * `spec.ephemeralContainers` (added to a running pod by `kubectl debug`), read as containers are,
+ * with their `targetContainerName`. A pod is never created with them: a static manifest that has
+ * them is refused, as the apiserver refuses them on create.
+ */
+function ephemeralContainersOf(r: FieldReader, spec: JsonObject, pod: PodContext): EphemeralContainer[] {
+  if (pod.staticPod) {
+    if (!isEmptyField(spec.ephemeralContainers)) r.add("spec.ephemeralContainers", "Forbidden: cannot be set on create");
+    return [];
+  }
+  return r.array(spec.ephemeralContainers, "spec.ephemeralContainers").map((item, i) => {
+    const field = `spec.ephemeralContainers[${i}]`;
+    const c = r.object(item, field, true) ?? {};
+    const { targetContainerName, ...rest } = c;
+    return { container: containerAt(r, rest, field, pod), targetContainerName: r.string(targetContainerName, `${field}.targetContainerName`) ?? "" };
+  });
+}
+
 export interface ManifestContext {
   nodeName: string;
   /** File the manifest came from; part of a static pod's uid, as upstream. */
@@ -243,6 +261,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
   const containers = containersOf(r, spec, podContext);
   const initContainers = initContainersOf(r, spec, podContext);
+  ephemeralContainersOf(r, spec, podContext);
   const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
@@ -273,6 +292,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     initContainers,
     activeDeadlineSeconds,
     volumes,
+    ephemeralContainers: [],
   };
 }
 
@@ -294,6 +314,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
   const containers = containersOf(r, spec, podContext);
   const initContainers = initContainersOf(r, spec, podContext);
+  const ephemeralContainers = ephemeralContainersOf(r, spec, podContext);
   const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
   const uid = r.string(metadata.uid, "metadata.uid", true) ?? "";
   const namespace = r.string(metadata.namespace, "metadata.namespace") || "default";
@@ -327,5 +348,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     activeDeadlineSeconds,
     startTimeMs: Number.isFinite(startMs) && startMs > 0 ? BigInt(startMs) : undefined,
     volumes,
+    ephemeralContainers,
   };
 }

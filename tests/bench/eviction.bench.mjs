@@ -40,7 +40,7 @@ function pods(n) {
       reportedTerminalPhase: undefined,
       priority: i % 5 === 0 ? 1000 : 0,
       staticPod: false,
-      toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [],
+      toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [],
       requestBytes: requestMi * MI,
     };
   });

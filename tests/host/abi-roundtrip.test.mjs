@@ -56,9 +56,9 @@ const resources = (i) => ({
 
 test("pod-spec round-trips, including option<s64> and option<string>", () => {
   const pods = [
-    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }], initContainers: [{ ...containerSpec(3), restartPolicy: "Always" }, containerSpec(4)], activeDeadlineSeconds: 2n ** 40n, startTimeMs: 1796456026085n, volumes: [] },
-    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined, volumes: [{ name: "kube-api-access-日本", kind: "projected", used: true, sourceVersion: "", sizeLimit: "" }, { name: "d", kind: "empty-dir", used: false, sourceVersion: "v9", sizeLimit: "1Gi" }] },
-    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }], initContainers: [containerSpec(5)], activeDeadlineSeconds: -1n, startTimeMs: 2n ** 64n - 1n, volumes: [] },
+    { uid: "u-1", namespace: "default", name: "web", restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true, containers: [containerSpec(0), containerSpec(1)], deletionGracePeriodSeconds: undefined, reportedTerminalPhase: undefined, priority: 2000001000, staticPod: true, toleratesMemoryPressure: false, readinessGates: [{ conditionType: "example.com/feature-1", status: "True" }, { conditionType: "b", status: "" }], initContainers: [{ ...containerSpec(3), restartPolicy: "Always" }, containerSpec(4)], activeDeadlineSeconds: 2n ** 40n, startTimeMs: 1796456026085n, volumes: [], ephemeralContainers: [{ container: containerSpec(6), targetContainerName: "web-0" }, { container: containerSpec(7), targetContainerName: "" }] },
+    { uid: "", namespace: "", name: "日本", restartPolicy: "", terminationGracePeriodSeconds: undefined, hostNetwork: false, containers: [], deletionGracePeriodSeconds: 0n, reportedTerminalPhase: "succeeded", priority: -2147483648, staticPod: false, toleratesMemoryPressure: true, readinessGates: [], initContainers: [], activeDeadlineSeconds: undefined, startTimeMs: undefined, volumes: [{ name: "kube-api-access-日本", kind: "projected", used: true, sourceVersion: "", sizeLimit: "" }, { name: "d", kind: "empty-dir", used: false, sourceVersion: "v9", sizeLimit: "1Gi" }], ephemeralContainers: [] },
+    { uid: "u-3", namespace: "kube-system", name: "x", restartPolicy: "Never", terminationGracePeriodSeconds: -5n, hostNetwork: false, containers: [containerSpec(2)], deletionGracePeriodSeconds: 2n ** 62n, reportedTerminalPhase: "unknown", priority: 0, staticPod: true, toleratesMemoryPressure: true, readinessGates: [{ conditionType: "ü", status: "Unknown" }], initContainers: [containerSpec(5)], activeDeadlineSeconds: -1n, startTimeMs: 2n ** 64n - 1n, volumes: [], ephemeralContainers: [{ container: containerSpec(8), targetContainerName: "日本" }] },
   ];
   assert.deepEqual(check.echoPods(pods), pods);
   assert.deepEqual(check.echoPods([]), []);
@@ -120,12 +120,13 @@ test("planned-action round-trips every action-kind case", () => {
     finished: true,
   };
   status.initContainerStatuses = [{ ...status.containerStatuses[2], name: "init ☃", reason: "PodInitializing" }];
+  status.ephemeralContainerStatuses = [{ ...status.containerStatuses[1], name: "debugger-x7k2q", ready: false, started: false }];
   const kinds = [
     { tag: "relist" },
     { tag: "run-sandbox", val: sandbox },
     { tag: "stop-sandbox", val: "sb1" },
     { tag: "remove-sandbox", val: "sb2" },
-    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1), resources: resources(1) } },
+    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1), resources: resources(1), targetContainerId: "c-target" } },
     { tag: "start-container", val: { containerId: "c1", containerName: "n1" } },
     { tag: "stop-container", val: { containerId: "c2", containerName: "n2", timeoutSeconds: 30n } },
     { tag: "remove-container", val: { containerId: "c3", containerName: "n3" } },
@@ -193,7 +194,7 @@ test("memory stays flat over many calls (arguments and return arena are freed)",
       return instance;
     },
   );
-  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [], initContainers: [], volumes: [] }));
+  const pods = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, namespace: "d", name: "n", restartPolicy: "Always", terminationGracePeriodSeconds: 1n, hostNetwork: false, containers: [containerSpec(i)], readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [] }));
   for (let i = 0; i < 200; i++) own.abiCheck.echoPods(pods);
   const sizeAfterWarmUp = memories.map((m) => m.buffer.byteLength);
   for (let i = 0; i < 3000; i++) own.abiCheck.echoPods(pods);

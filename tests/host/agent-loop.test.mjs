@@ -20,7 +20,7 @@ const pod = (name, { image = "busybox", containers = ["app"], policy = "Always",
   spec: {
     uid: `uid-${name}`, namespace: "default", name, restartPolicy: policy, terminationGracePeriodSeconds: 1n, hostNetwork: true,
     containers: containers.map((c) => ({ name: c, image, command: ["sleep", "60"], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: pull })),
-    priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [],
+    priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [],
   },
 });
 

@@ -9,7 +9,7 @@ import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../.
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,
   containers: [{ name: "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
-  priority: 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [],
+  priority: 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [],
 });
 
 /** A tiny runtime that applies actions to plain objects (both agents see identical runtimes). */

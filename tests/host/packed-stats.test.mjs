@@ -20,7 +20,7 @@ const UIDS = ["plain-uid-0000", "u1", "uid", "uid-0003-x", "x", "uid-0005-ascii-
 const pods = Array.from({ length: 30 }, (_, i) => ({
   uid: `${UIDS[i % UIDS.length]}-${i}`, namespace: "default", name: `pod-${i}`, restartPolicy: "Always", terminationGracePeriodSeconds: 30n, hostNetwork: true,
   containers: [{ name: i % 4 === 0 ? "side" : "app", image: "busybox", command: [], args: [], env: [], workingDir: undefined, requests: i % 3 ? [{ name: "memory", quantity: `${16 + i}Mi` }] : [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
-  priority: i % 5 === 0 ? 1000 : 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [],
+  priority: i % 5 === 0 ? 1000 : 0, staticPod: false, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [],
 }));
 
 function stats(live, round) {

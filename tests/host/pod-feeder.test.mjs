@@ -8,7 +8,7 @@ function pod(name, { envCount = 0, uid = name, badEnv = false } = {}) {
   const env = Array.from({ length: envCount }, (_, i) => ({ name: `V${i}`, value: "x" }));
   if (badEnv) env.push({ name: "A=B", value: "x" });
   return {
-    uid, namespace: "default", name, restartPolicy: "Always", hostNetwork: true, priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [],
+    uid, namespace: "default", name, restartPolicy: "Always", hostNetwork: true, priority: 0, staticPod: true, toleratesMemoryPressure: false, readinessGates: [], initContainers: [], volumes: [], ephemeralContainers: [],
     containers: [{ name: "c", image: "busybox", command: [], args: [], env, requests: [], limits: [], restartOnResize: [], ports: [], restartPolicy: "", imagePullPolicy: "" }],
   };
 }
