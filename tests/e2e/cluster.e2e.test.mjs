@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { TestCluster } from "./cluster-harness.mjs";
 import { controlPlaneSkipReason } from "./control-plane.mjs";
-import { Nanolet, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
+import { Nanolet, killSandbox, podManifest, runtimeContainers, tempDir, waitFor } from "./harness.mjs";
 
 const NODE = "e2e-node";
 
@@ -159,6 +159,26 @@ function clusterSuite(kind) {
       assert.notEqual(pod.status.podIP, pod.status.hostIP);
       await admin.request("DELETE", podPath("netpod"), { gracePeriodSeconds: 1 });
       await waitFor("netpod deleted", async () => (await getPod("netpod")) === undefined, 30_000);
+    });
+
+    test("a pod whose sandbox dies gets a new one, and its new IP and restarts replace the old in the apiserver", { timeout: 90_000 }, async () => {
+      await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("sbx", { hostNetwork: false }));
+      const before = await waitFor("sbx Running with an IP", async () => {
+        const p = await getPod("sbx");
+        return p?.status?.podIP && p.status.containerStatuses?.[0]?.state?.running ? p : false;
+      });
+      killSandbox(containerd, before.metadata.uid);
+      const after = await waitFor("sbx's new sandbox in the apiserver", async () => {
+        const p = await getPod("sbx");
+        const cs = p?.status?.containerStatuses?.[0];
+        return p?.status?.podIP && p.status.podIP !== before.status.podIP && cs?.state?.running && cs.restartCount >= 1 ? p : false;
+      }, 60_000);
+      assert.deepEqual(after.status.podIPs, [{ ip: after.status.podIP }], "one IP per family: the old one is gone");
+      assert.notEqual(after.status.containerStatuses[0].containerID, before.status.containerStatuses[0].containerID);
+      const refused = nanolet.lines.filter((l) => l.includes("sbx") && (l.includes("refused by the apiserver") || l.includes("Pod status not sent")));
+      assert.deepEqual(refused, [], "every status patch was accepted");
+      await admin.request("DELETE", podPath("sbx"), { gracePeriodSeconds: 1 });
+      await waitFor("sbx deleted", async () => (await getPod("sbx")) === undefined, 30_000);
     });
 
     test("a static pod gets a mirror pod carrying its status", { timeout: 60_000 }, async () => {

@@ -157,6 +157,21 @@ export function runtimeContainers(containerd) {
   return ids.map((id) => ({ id, task: tasks.get(id) ?? "none" }));
 }
 
+/**
+ * Kills the pause process of pod `uid`'s sandbox in `containerd` (through ctr, as a crash or an
+ * OOM kill would end it): the agent must make a new sandbox, with a new IP on the pod network.
+ * Returns the sandbox's id.
+ */
+export function killSandbox(containerd, uid) {
+  const out = containerd.ctr("containers", "ls", `labels."io.kubernetes.pod.uid"==${uid},labels."io.cri-containerd.kind"==sandbox`);
+  const ids = out.split("\n").slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean);
+  const running = new Set(containerd.ctr("tasks", "ls").split("\n").slice(1).filter((l) => /RUNNING/.test(l)).map((l) => l.split(/\s+/)[0]));
+  const id = ids.find((i) => running.has(i));
+  if (!id) throw new Error(`no running sandbox of pod ${uid} in containerd`);
+  containerd.ctr("tasks", "kill", "-s", "SIGKILL", id);
+  return id;
+}
+
 export function podCgroupDirs(uid) {
   const found = [];
   for (const ctrl of fs.readdirSync("/sys/fs/cgroup")) {
