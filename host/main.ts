@@ -354,7 +354,9 @@ async function run(argv: string[]): Promise<number> {
     createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
     log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
   }
-  const client = access ? new ApiClient(access) : undefined;
+  // While a TLS bootstrap gets the node its certificate, nothing is sent without one (it would
+  // only be refused as system:anonymous); the pods the node knows keep running meanwhile.
+  const client = access ? new ApiClient(access, { awaitCredentials: bootstrap !== undefined && !access.certPem && !access.token }) : undefined;
   // A kubeconfig with a bearer token has no certificate to bootstrap or rotate (upstream counts it valid).
   const certificates =
     client && access && !access.token && (bootstrap || (config.rotateCertificates && access.certPem))

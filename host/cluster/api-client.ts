@@ -36,11 +36,28 @@ const WATCH_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
 /** Per-request deadline; watches have none (the server ends them). */
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * Said without sending anything while the node waits for its client certificate (TLS bootstrap):
+ * a request without credentials would only be refused as system:anonymous.
+ */
+export const CREDENTIALS_PENDING = "CredentialsPending";
+
+export interface ApiClientOptions {
+  /** No request goes out until `setClientCertificate` gives the node its credentials. */
+  awaitCredentials?: boolean;
+}
+
 export class ApiClient {
   private agent: http.Agent;
   private base: URL;
+  private credentialsPending: boolean;
+  private credentialListeners: (() => void)[] = [];
 
-  constructor(private access: ClusterAccess) {
+  constructor(
+    private access: ClusterAccess,
+    options: ApiClientOptions = {},
+  ) {
+    this.credentialsPending = options.awaitCredentials === true;
     this.base = new URL(access.server);
     const tls = this.base.protocol === "https:";
     this.agent = tls
@@ -63,8 +80,23 @@ export class ApiClient {
     return (this.base.protocol === "https:" ? https : http).request(options);
   }
 
+  /** Whether requests wait for the node's client certificate (TLS bootstrap under way). */
+  get awaitingCredentials(): boolean {
+    return this.credentialsPending;
+  }
+
+  /** Calls `listener` each time the client gets new credentials (a bootstrap, a rotation). */
+  onCredentials(listener: () => void): void {
+    this.credentialListeners.push(listener);
+  }
+
+  private pendingError(method: string, path: string): ApiStatusError {
+    return new ApiStatusError(0, CREDENTIALS_PENDING, `${method} ${path}: not sent: the node has no client certificate yet (TLS bootstrap under way)`);
+  }
+
   /** One JSON request; resolves with the decoded body, rejects with ApiStatusError. */
   request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
+    if (this.credentialsPending) return Promise.reject(this.pendingError(method, path));
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
       const req = this.open(method, path, payload ? { "content-type": contentType, "content-length": String(payload.length) } : {}, REQUEST_TIMEOUT_MS);
@@ -105,6 +137,7 @@ export class ApiClient {
    * rejects with ApiStatusError when the server refuses it.
    */
   watch(path: string, onEvent: (event: WatchEvent) => void, signal?: AbortSignal): Promise<void> {
+    if (this.credentialsPending) return Promise.reject(this.pendingError("watch", path));
     return new Promise((resolve, reject) => {
       const req = this.open("GET", path, {});
       const abort = () => req.destroy();
@@ -178,6 +211,8 @@ export class ApiClient {
     const old = this.agent;
     this.agent = new https.Agent({ keepAlive: true, ca: this.access.caPem, cert: certPem, key: keyPem, rejectUnauthorized: !this.access.insecureSkipTlsVerify });
     old.destroy();
+    this.credentialsPending = false;
+    for (const listener of this.credentialListeners) listener();
   }
 
   close(): void {

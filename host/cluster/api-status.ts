@@ -127,9 +127,8 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
   };
   if ((status.initContainerStatuses ?? []).length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
   if ((status.ephemeralContainerStatuses ?? []).length > 0) {
-    // No probe ever runs on an ephemeral container: upstream leaves `started` unset, and it
-    // has no resources of its own.
-    out.ephemeralContainerStatuses = status.ephemeralContainerStatuses.map((c) => ({ ...containerStatus(c, ctx), started: undefined, resources: undefined, allocatedResources: undefined }));
+    // No probe ever runs on an ephemeral container: upstream leaves `started` unset.
+    out.ephemeralContainerStatuses = status.ephemeralContainerStatuses.map((c) => ({ ...containerStatus(c, ctx), started: undefined }));
   }
   if (podIp) {
     out.podIP = podIp;

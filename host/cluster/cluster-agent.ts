@@ -9,7 +9,7 @@ import type { Logger } from "../log.js";
 import { readMachineInfo, type MachineInfo } from "../node/machine.js";
 import { ManifestError, podFromApiObject } from "../sources/manifest.js";
 import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
-import { ApiClient } from "./api-client.js";
+import { ApiClient, ApiStatusError, CREDENTIALS_PENDING } from "./api-client.js";
 import { apiTime } from "./api-status.js";
 import { type ContainerList, EventRecorder } from "./events.js";
 import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
@@ -114,7 +114,8 @@ export class ClusterAgent {
       nodeName,
       log,
       onPods: (pods) => this.onApiPods(pods),
-      onError: () => this.restoreFromCheckpoints("the apiserver cannot be reached"),
+      onError: (error) =>
+        this.restoreFromCheckpoints(error instanceof ApiStatusError && error.reason === CREDENTIALS_PENDING ? "the node has no client certificate yet (TLS bootstrap under way)" : "the apiserver cannot be reached"),
       onConnected: (connected) => {
         log.log(connected ? "info" : "warn", connected ? "Connected to the apiserver" : "Lost the apiserver; pods keep running as they are", {});
         if (connected) this.statuses.requestFlush();
@@ -161,6 +162,14 @@ export class ClusterAgent {
       this.syncMirrors(); // mirror pods wait for their owner, the Node
     });
     this.statuses.start();
+    // The certificate a TLS bootstrap brings is used at once: the Node registers and the pods are
+    // listed now, not when their retries come round.
+    this.options.client.onCredentials(() => {
+      this.reflector.wake();
+      this.services.wake();
+      void this.node.tick();
+      this.statuses.requestFlush();
+    });
     this.reflector.start();
     if (this.options.checkpoints) {
       this.restoreTimer = setTimeout(() => this.restoreFromCheckpoints("the apiserver has not answered"), this.options.restoreAfterMs ?? RESTORE_AFTER_MS);

@@ -3,7 +3,7 @@
 // back-off, and hand the whole current set on at every change. PodReflector is the pod source
 // (`fieldSelector=spec.nodeName=<node>`, merged with static pods by the pod manager); the same
 // reflector keeps the Services that make the service environment variables.
-import { ApiClient, ApiStatusError, type WatchEvent } from "./api-client.js";
+import { ApiClient, ApiStatusError, CREDENTIALS_PENDING, type WatchEvent } from "./api-client.js";
 import type { Logger } from "../log.js";
 
 export type PodObject = Record<string, any>;
@@ -54,6 +54,8 @@ export class Reflector {
   /** Objects of a streaming list not yet complete (until its initial-events-end bookmark). */
   private pending: Map<string, PodObject> | undefined;
   private streamingRefused = false;
+  /** Ends the current wait between attempts (see `wake`). */
+  private endSleep?: () => void;
 
   constructor(private options: ReflectorOptions) {}
 
@@ -69,6 +71,12 @@ export class Reflector {
   stop(): void {
     this.stopped = true;
     this.abort.abort();
+  }
+
+  /** Tries again now, with the back-off afresh (the client just got its credentials). */
+  wake(): void {
+    this.delayMs = RECONNECT_INITIAL_MS;
+    this.endSleep?.();
   }
 
   /** The objects as last seen, by uid. */
@@ -115,10 +123,14 @@ export class Reflector {
         }
         this.setConnected(false);
         this.options.onError?.(error as Error);
-        this.options.log.log("warn", error instanceof ApiStatusError && error.code === 403 ? `The apiserver refuses ${this.options.what}; retrying` : `Cannot reach the apiserver for ${this.options.what}; ${this.options.what === "pods" ? "pods keep running, " : ""}retrying`, {
-          error: (error as Error).message,
-          retryInMs: this.delayMs,
-        });
+        const pending = error instanceof ApiStatusError && error.reason === CREDENTIALS_PENDING;
+        const what = this.options.what;
+        const message = pending
+          ? `Waiting for the node's client certificate before listing ${what}`
+          : error instanceof ApiStatusError && error.code === 403
+            ? `The apiserver refuses ${what}; retrying`
+            : `Cannot reach the apiserver for ${what}; ${what === "pods" ? "pods keep running, " : ""}retrying`;
+        this.options.log.log(pending ? "info" : "warn", message, { error: (error as Error).message, retryInMs: this.delayMs });
         await this.sleep(this.delayMs);
         this.delayMs = Math.min(this.delayMs * 2, RECONNECT_MAX_MS);
         needList = true; // after an outage the watch window may be gone: start from a list
@@ -128,8 +140,14 @@ export class Reflector {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        this.endSleep = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.endSleep = done;
+      this.abort.signal.addEventListener("abort", done, { once: true });
     });
   }
 

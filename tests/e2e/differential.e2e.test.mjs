@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { RealControlPlane, controlPlaneSkipReason } from "./control-plane.mjs";
-import { Nanolet, privateContainerdForFile, tempDir, waitFor } from "./harness.mjs";
+import { Nanolet, killSandbox, privateContainerdForFile, tempDir, waitFor } from "./harness.mjs";
 import { UpstreamKubelet } from "./upstream-kubelet.mjs";
 
 const NANO = "diff-nanolet";
@@ -129,6 +129,7 @@ function comparable(status) {
     conditions: Object.fromEntries((status.conditions ?? []).map((k) => [k.type, { status: k.status, reason: k.reason, message: k.message }])),
     containerStatuses: Object.fromEntries((status.containerStatuses ?? []).map((s) => [s.name, container(s)])),
     initContainerStatuses: Object.fromEntries((status.initContainerStatuses ?? []).map((s) => [s.name, container(s)])),
+    ephemeralContainerStatuses: Object.fromEntries((status.ephemeralContainerStatuses ?? []).map((s) => [s.name, container(s)])),
   };
 }
 
@@ -179,6 +180,13 @@ if (skip) {
     await cp?.stop();
   });
 
+  /** Creates pod `name` on `node` with the differential pods' defaults and `spec`. */
+  const createPod = (name, node, spec) => cp.admin.request("POST", "/api/v1/namespaces/default/pods", {
+    apiVersion: "v1", kind: "Pod",
+    metadata: { name, namespace: "default" },
+    spec: { nodeName: node, hostNetwork: true, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false, ...spec },
+  });
+
   describe("differential: nanolet beside the upstream kubelet", { concurrency: false }, () => {
     test("each pod's status on nanolet matches the upstream kubelet's, field by field", { timeout: 300_000 }, async () => {
       // DIFF_PODS=a,b runs only those pods (when looking into one difference).
@@ -219,11 +227,22 @@ if (skip) {
           { name: "cfg", configMap: { name: "diff-config", defaultMode: 0o600, items: [{ key: "a.conf", path: "conf/a.conf", mode: 0o640 }, { key: "c", path: "c.bin" }] } },
           { name: "all", configMap: { name: "diff-config" } },
           { name: "sec", secret: { secretName: "diff-secret", defaultMode: 0o400 } },
-          { name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }, { path: "name", fieldRef: { fieldPath: "metadata.namespace" } }] } },
-          { name: "proj", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3600 } }, { configMap: { name: "diff-config", items: [{ key: "b", path: "b" }] } }, { secret: { name: "diff-secret" } }] } },
+          {
+            name: "info",
+            downwardAPI: {
+              items: [
+                { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+                { path: "name", fieldRef: { fieldPath: "metadata.namespace" } },
+                // No cpu limit: the node's allocatable cpu is written (the apiserver stores divisor "0").
+                { path: "cpu_limit", resourceFieldRef: { containerName: "main", resource: "limits.cpu" } },
+                { path: "mem_request", resourceFieldRef: { containerName: "main", resource: "requests.memory", divisor: "1Mi" } },
+              ],
+            },
+          },
+          { name: "proj", projected: { sources: [{ serviceAccountToken: { path: "token", expirationSeconds: 3600 } }, { configMap: { name: "diff-config", items: [{ key: "b", path: "b" }] } }, { secret: { name: "diff-secret" } }, { downwardAPI: { items: [{ path: "cpu", resourceFieldRef: { containerName: "main", resource: "limits.cpu", divisor: "1m" } }] } }] } },
           { name: "scratch", emptyDir: {} },
         ],
-        containers: [c("main", "sleep 3600", { volumeMounts: ["cfg", "all", "sec", "info", "proj", "scratch"].map((name) => ({ name, mountPath: `/v/${name}` })) })],
+        containers: [c("main", "sleep 3600", { resources: { requests: { memory: "16Mi" } }, volumeMounts: ["cfg", "all", "sec", "info", "proj", "scratch"].map((name) => ({ name, mountPath: `/v/${name}` })) })],
       };
       const uids = {};
       for (const node of [NANO, KUBE]) {
@@ -243,6 +262,99 @@ if (skip) {
       }
       for (const node of [NANO, KUBE]) await cp.admin.request("DELETE", `/api/v1/namespaces/default/pods/volumes-${node}`, { gracePeriodSeconds: 0 }).catch(() => {});
       assert.deepEqual(found, [], `volume files unlike the upstream kubelet's:\n${found.join("\n")}`);
+    });
+
+    test("events of init containers and sidecars name the spec list they are in, as the kubelet's do", { timeout: 60_000 }, async () => {
+      const pods = ["init-then-run", "sidecar-job"].filter((name) => PODS[name]);
+      const fieldPaths = async (pod) => {
+        const events = (await cp.list("events", "default")).filter((e) => e.involvedObject?.name === pod && e.involvedObject.fieldPath);
+        return Object.fromEntries(events.map((e) => [e.involvedObject.fieldPath.replace(/^.*\{(.*)\}$/, "$1"), e.involvedObject.fieldPath]));
+      };
+      for (const name of pods) {
+        const [mine, theirs] = await Promise.all([NANO, KUBE].map((node) => waitFor(`${name}'s container events on ${node}`, async () => {
+          const paths = await fieldPaths(`${name}-${node}`);
+          return Object.keys(paths).length >= 2 ? paths : false;
+        }, 30_000, 500)));
+        assert.deepEqual(mine, theirs, `${name}: events' fieldPath by container`);
+      }
+    });
+
+    test("a pod whose sandbox dies: its new IP and restarts reach the apiserver as the kubelet's do", { timeout: 180_000 }, async () => {
+      const uids = {};
+      const first = {};
+      for (const node of [NANO, KUBE]) uids[node] = (await createPod(`sandbox-${node}`, node, { hostNetwork: false, containers: [c("main", "sleep 3600")] })).metadata.uid;
+      for (const node of [NANO, KUBE]) {
+        first[node] = await waitFor(`sandbox-${node} Running with an IP`, async () => {
+          const p = await cp.get("pods", "default", `sandbox-${node}`);
+          return p?.status?.podIP && p.status.containerStatuses?.[0]?.state?.running ? p : false;
+        }, 120_000, 500);
+      }
+      killSandbox(containerd, uids[NANO]);
+      killSandbox(kubelet.containerd, uids[KUBE]);
+      const after = await Promise.all([NANO, KUBE].map((node) => waitFor(`sandbox-${node}'s new sandbox in the apiserver`, async () => {
+        const p = await cp.get("pods", "default", `sandbox-${node}`);
+        const cs = p?.status?.containerStatuses?.[0];
+        return p?.status?.podIP && p.status.podIP !== first[node].status.podIP && cs?.state?.running && cs.restartCount >= 1 ? p : false;
+      }, 120_000, 500)));
+      for (const p of after) assert.deepEqual(p.status.podIPs, [{ ip: p.status.podIP }], `${p.metadata.name}: one IP, the new one`);
+      const found = differences(comparable(after[0].status), comparable(after[1].status)).map(([at, nano, kube]) => `${at}: nanolet ${JSON.stringify(nano)}, kubelet ${JSON.stringify(kube)}`);
+      for (const node of [NANO, KUBE]) await cp.admin.request("DELETE", `/api/v1/namespaces/default/pods/sandbox-${node}`, { gracePeriodSeconds: 0 }).catch(() => {});
+      assert.deepEqual(found, [], "status after a replaced sandbox unlike the kubelet's");
+    });
+
+    test("kubectl debug: an ephemeral container starts beside the running app, in its process namespace, as on the kubelet", { timeout: 180_000 }, async () => {
+      const before = {};
+      for (const node of [NANO, KUBE]) await createPod(`debugged-${node}`, node, { containers: [c("main", "sleep 3601")] });
+      for (const node of [NANO, KUBE]) {
+        before[node] = await waitFor(`debugged-${node} Running`, async () => {
+          const p = await cp.get("pods", "default", `debugged-${node}`);
+          return p?.status?.containerStatuses?.[0]?.state?.running ? p : false;
+        }, 120_000, 500);
+      }
+      for (const node of [NANO, KUBE]) {
+        await cp.kubectl(["debug", `debugged-${node}`, "-n", "default", "--image=busybox", "--image-pull-policy=IfNotPresent", "-c", "dbg", "--target=main", "--", "sh", "-c", "ps -o pid,args; sleep 3600"]);
+      }
+      const after = await Promise.all([NANO, KUBE].map((node) => waitFor(`debugged-${node}'s ephemeral container running`, async () => {
+        const p = await cp.get("pods", "default", `debugged-${node}`);
+        return p?.status?.ephemeralContainerStatuses?.[0]?.state?.running ? p : false;
+      }, 120_000, 500)));
+      const mine = after[0];
+      assert.equal(mine.status.containerStatuses[0].containerID, before[NANO].status.containerStatuses[0].containerID, "the app was not touched");
+      assert.equal(mine.status.phase, "Running");
+      const found = differences(comparable(after[0].status), comparable(after[1].status)).map(([at, nano, kube]) => `${at}: nanolet ${JSON.stringify(nano)}, kubelet ${JSON.stringify(kube)}`);
+      assert.deepEqual(found, [], "status with an ephemeral container unlike the kubelet's");
+      // In the target's process namespace, `ps` sees the app's process.
+      // (This node serves no kubelet API here: the log is read where the runtime writes it.)
+      const logFile = path.join(work, "nanolet-logs", `default_debugged-${NANO}_${mine.metadata.uid}`, "dbg", "0.log");
+      let said = "";
+      await waitFor("the debugger's ps output", () => {
+        said = fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : `no ${logFile}`;
+        return said.includes("sleep 3601");
+      }, 30_000, 500).catch(() => {});
+      assert.match(said, /sleep 3601/, "the debugger sees the app's process");
+      for (const node of [NANO, KUBE]) await cp.admin.request("DELETE", `/api/v1/namespaces/default/pods/debugged-${node}`, { gracePeriodSeconds: 0 }).catch(() => {});
+    });
+
+    test("a deleted pod with a sidecar ends within one grace period, as on the kubelet: the sidecar gets what is left", { timeout: 180_000 }, async () => {
+      const spec = {
+        terminationGracePeriodSeconds: 30,
+        // The sidecar ignores SIGTERM (it is killed when its time is up); the app takes ~3 s to go.
+        initContainers: [c("side", "trap '' TERM; while true; do sleep 1; done", { restartPolicy: "Always" })],
+        containers: [c("main", "trap 'sleep 3; exit 0' TERM; while true; do sleep 1; done")],
+      };
+      for (const node of [NANO, KUBE]) await createPod(`grace-${node}`, node, spec);
+      for (const node of [NANO, KUBE]) {
+        await waitFor(`grace-${node} Running`, async () => (await cp.get("pods", "default", `grace-${node}`))?.status?.containerStatuses?.[0]?.state?.running, 120_000, 500);
+      }
+      const gone = async (node) => {
+        const t0 = Date.now();
+        await cp.admin.request("DELETE", `/api/v1/namespaces/default/pods/grace-${node}`, { gracePeriodSeconds: 6 });
+        await waitFor(`grace-${node} gone`, async () => (await cp.get("pods", "default", `grace-${node}`)) === undefined, 60_000, 100);
+        return (Date.now() - t0) / 1000;
+      };
+      // Side by side, under the same load: a second grace period for the sidecar would add 6 s.
+      const [mine, theirs] = await Promise.all([gone(NANO), gone(KUBE)]);
+      assert.ok(mine <= theirs + 2.5, `nanolet took ${mine.toFixed(1)} s, the kubelet ${theirs.toFixed(1)} s (grace 6 s)`);
     });
   });
 }
