@@ -42,6 +42,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
  */
 export const CREDENTIALS_PENDING = "CredentialsPending";
 
+/** The log level of a failed call: a wait for the node's certificate is not a warning. */
+export function failureLevel(error: unknown): "warn" | "debug" {
+  return error instanceof ApiStatusError && error.reason === CREDENTIALS_PENDING ? "debug" : "warn";
+}
+
 export interface ApiClientOptions {
   /** No request goes out until `setClientCertificate` gives the node its credentials. */
   awaitCredentials?: boolean;

@@ -4,7 +4,7 @@
 // is replaced, a missing one created. Mirror pods are never run: the static pod is.
 import type { Logger } from "../log.js";
 import type { SourcePod } from "../sources/static-pods.js";
-import { ApiClient, ApiStatusError } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 import type { PodObject } from "./pod-reflector.js";
 
 export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
@@ -111,7 +111,7 @@ export class MirrorPods {
     try {
       await work();
     } catch (error) {
-      this.log.log("warn", "Mirror pod not synced; will retry", { pod: key, error: (error as Error).message });
+      this.log.log(failureLevel(error), "Mirror pod not synced; will retry", { pod: key, error: (error as Error).message });
     } finally {
       this.busy.delete(key);
     }

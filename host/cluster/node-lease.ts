@@ -3,7 +3,7 @@
 // retried with a back-off from 200 ms doubling up to 7 s, at most 5 times, then waits for the
 // next period; a conflict re-reads the lease.
 import type { Logger } from "../log.js";
-import { ApiClient, ApiStatusError } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 
 export const LEASE_DURATION_SECONDS = 40;
 export const LEASE_RENEW_MS = 10_000;
@@ -72,7 +72,7 @@ export class NodeLease {
         } catch (error) {
           if (error instanceof ApiStatusError && error.code === 409) this.lease = undefined; // someone else wrote it: read again
           if (attempt === MAX_RETRIES) {
-            this.options.log.log("warn", "Node lease not renewed; will try next period", { error: (error as Error).message });
+            this.options.log.log(failureLevel(error), "Node lease not renewed; will try next period", { error: (error as Error).message });
             return;
           }
           await new Promise((r) => setTimeout(r, delayMs));

@@ -2,7 +2,7 @@
 // times aside) or at least every 5 min, as a strategic merge patch of `nodes/<name>/status`.
 import type { Logger } from "../log.js";
 import type { MachineInfo } from "../node/machine.js";
-import { ApiClient, ApiStatusError } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 import { apiTime } from "./api-status.js";
 import { type NodeCondition, type NodeHealth, nodeObject, nodeStatus, stampConditions } from "./node-object.js";
 
@@ -99,7 +99,7 @@ export class NodeReporter {
       this.lastReportMs = nowMs;
       this.reportCount++;
     } catch (error) {
-      this.options.log.log("warn", "Node status not reported; will retry", { error: (error as Error).message });
+      this.options.log.log(failureLevel(error), "Node status not reported; will retry", { error: (error as Error).message });
     } finally {
       this.busy = false;
     }

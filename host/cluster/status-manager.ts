@@ -9,7 +9,7 @@
 // again, it waits (logged once) for a newer status or a change of the object.
 import type { PodStatus } from "../core-types.js";
 import type { Logger } from "../log.js";
-import { ApiClient, ApiStatusError } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 import { apiPodStatus, statusPatch, type StatusContext } from "./api-status.js";
 
 export const STATUS_SYNC_PERIOD_MS = 10_000;
@@ -229,7 +229,7 @@ export class StatusManager {
       } else {
         failed = true;
         this.failureCount++;
-        this.options.log.log("warn", "Pod status not sent; will retry", { pod: `${target.namespace}/${target.name}`, error: (error as Error).message });
+        this.options.log.log(failureLevel(error), "Pod status not sent; will retry", { pod: `${target.namespace}/${target.name}`, error: (error as Error).message });
       }
     } finally {
       entry.inFlight = false;

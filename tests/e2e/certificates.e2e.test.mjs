@@ -89,6 +89,17 @@ if (skip) {
       assert.match(fs.readFileSync(kubeconfig, "utf8"), /client-certificate: .*kubelet-client-current\.pem/);
       const requests = cluster.requests().filter((r) => r.path.startsWith("/api/v1/nodes") && r.user === `system:node:${NODE}`);
       assert.ok(requests.length > 0, "the Node was written as system:node:bootstrap-node");
+      // Nothing was sent without credentials while the certificate was on its way (it would only
+      // have been refused as system:anonymous), and the wait was not called an unreachable apiserver.
+      const anonymous = cluster.requests().filter((r) => r.user === "system:anonymous" && /^\/apis?\//.test(r.path));
+      assert.deepEqual(anonymous.map((r) => `${r.method} ${r.path}`), [], "no anonymous requests");
+      assert.deepEqual(nanolet.logLines(/cannot be reached/), [], "the bootstrap is not an outage");
+      // The certificate is used at once: the Node registers on its arrival, not at the next retry
+      // of a failed attempt (9 s later, before). 5 s is a generous bound for one POST.
+      const timeOf = (regex) => Date.parse(nanolet.logLines(regex)[0]?.match(/(?:^| )time=(\S+)/)?.[1]);
+      const obtained = timeOf(/msg="Client certificate obtained by TLS bootstrap"/);
+      const registered = timeOf(/msg="Node registered"/);
+      assert.ok(registered - obtained < 5_000, `registered ${registered - obtained} ms after the certificate arrived`);
       // The signer backdates notBefore by 5 min: the rotation is still planned at 70-90% of the
       // minute the certificate has from its arrival, not at once (read from the plan, so that a
       // slow machine's registration does not matter).
