@@ -32,9 +32,19 @@ export function requestAttributes(method: string, path: string): Attributes[] {
   return fine ? [{ verb, subresource: fine }, { verb, subresource: "proxy" }] : [{ verb, subresource: "proxy" }];
 }
 
-/** The kubelet's 403 text for the last attributes tried. */
-export function forbiddenMessage(user: UserInfo, a: Attributes): string {
-  return `Forbidden (user=${user.name}, verb=${a.verb}, resource=nodes, subresource=${a.subresource})`;
+/** The kubelet's words for a refusal: every subresource tried, as Go prints a list (`[pods proxy]`). */
+function attributesText(user: UserInfo, tried: Attributes[]): string {
+  return `user=${user.name}, verb=${tried[0]?.verb ?? ""}, resource=nodes, subresource(s)=[${tried.map((a) => a.subresource).join(" ")}]`;
+}
+
+/** The kubelet's 403 text, naming every subresource tried. */
+export function forbiddenMessage(user: UserInfo, tried: Attributes[]): string {
+  return `Forbidden (${attributesText(user, tried)})`;
+}
+
+/** The kubelet's 500 text when the authorizer could not answer. */
+export function authorizationErrorMessage(user: UserInfo, tried: Attributes[]): string {
+  return `Authorization error (${attributesText(user, tried)})`;
 }
 
 export interface Authorizer {

@@ -9,7 +9,7 @@ import type { Duplex } from "node:stream";
 import type { Runtime } from "../cri/runtime.js";
 import type { Logger } from "../log.js";
 import { Authenticator, type UserInfo } from "./authn.js";
-import { type Authorizer, forbiddenMessage, requestAttributes } from "./authz.js";
+import { type Authorizer, authorizationErrorMessage, forbiddenMessage, requestAttributes } from "./authz.js";
 import { LogQueryError, parseLogOptions, writeContainerLog } from "./container-logs.js";
 import { serveNodeLog } from "./node-logs.js";
 import { PodLookup } from "./pod-lookup.js";
@@ -169,12 +169,12 @@ export class KubeletServer {
       try {
         if (await this.options.authorizer.allowed(user, a, nowMs)) return { user };
       } catch (error) {
-        const message = `Authorization error (user=${user.name}, verb=${a.verb}, resource=nodes, subresource=${a.subresource})`;
+        const message = authorizationErrorMessage(user, attributes);
         this.options.log.log("warn", "Kubelet API: authorization failed", { path: pathname, error: (error as Error).message });
         return { code: 500, message };
       }
     }
-    return { code: 403, message: forbiddenMessage(user, attributes[attributes.length - 1]) };
+    return { code: 403, message: forbiddenMessage(user, attributes) };
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -324,7 +324,7 @@ if (skip) {
       const stranger = cp.clientCert("stranger", "stranger", ["team-a"]);
       const forbidden = await nodeRequest(apiPort, "/pods", { ca, cert: stranger });
       assert.equal(forbidden.code, 403);
-      assert.equal(forbidden.body, "Forbidden (user=stranger, verb=get, resource=nodes, subresource=proxy)");
+      assert.equal(forbidden.body, "Forbidden (user=stranger, verb=get, resource=nodes, subresource(s)=[pods proxy])");
       const logs = await nodeRequest(apiPort, "/containerLogs/default/talker/main", { ca, cert: stranger });
       assert.equal(logs.code, 403);
       const admin = await nodeRequest(apiPort, "/pods", { ca, cert: cp.adminCert });
@@ -335,7 +335,7 @@ if (skip) {
       const token = (await cp.kubectl(["create", "token", "default"])).trim();
       const denied = await nodeRequest(apiPort, "/healthz", { ca, token });
       assert.equal(denied.code, 403);
-      assert.match(denied.body, /^Forbidden \(user=system:serviceaccount:default:default, verb=get, resource=nodes, subresource=proxy\)$/);
+      assert.match(denied.body, /^Forbidden \(user=system:serviceaccount:default:default, verb=get, resource=nodes, subresource\(s\)=\[healthz proxy\]\)$/);
       await cp.kubectl(["create", "clusterrolebinding", "sa-kubelet-api", "--clusterrole=system:kubelet-api-admin", "--serviceaccount=default:default"]);
       const bad = await nodeRequest(apiPort, "/healthz", { ca, token: "not-a-token" });
       assert.equal(bad.code, 401);

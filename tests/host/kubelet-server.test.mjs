@@ -216,7 +216,7 @@ describe("the server over the fake runtime", () => {
   test("403 with the kubelet's words when the authorizer says no; 401 without an identity", async () => {
     denyAll = true;
     try {
-      assert.deepEqual(await get("/pods"), { code: 403, body: "Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=proxy)" });
+      assert.deepEqual(await get("/pods"), { code: 403, body: "Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource(s)=[pods proxy])" });
       const refused = await upgrade("/exec/default/web/main?command=ls&output=1");
       assert.match(refused.status, /^HTTP\/1.1 403/);
       refused.socket.destroy();
