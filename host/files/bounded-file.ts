@@ -18,6 +18,9 @@ export const FILE_LIMITS = {
   checkpointBytes: 4 * 1024 * 1024,
 } as const;
 
+/** One read of a kernel file: a page of most, a piece of the long ones (the mount table). */
+const KERNEL_READ_BYTES = 16 * 1024;
+
 export class FileReadError extends Error {
   constructor(
     readonly file: string,
@@ -61,6 +64,42 @@ export function readBoundedFile(file: string, maxBytes: number): Buffer {
       if (length === buffer.length) throw new FileReadError(file, "changed while it was read", "ECHANGED");
     }
     return buffer.subarray(0, length);
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    const e = error as NodeJS.ErrnoException;
+    throw new FileReadError(file, `cannot read: ${e.code ?? e.message}`, e.code);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * A kernel file of /proc or /sys as text, at most `maxBytes`: these say size 0 (or a page), so
+ * they are read to their end in steps instead of by their size; a longer one is refused.
+ */
+export function readKernelText(file: string, maxBytes: number): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new FileReadError(file, `cannot open: ${e.code ?? e.message}`, e.code);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new FileReadError(file, `${kindOf(stat)}, not a regular file`, "ENOTREG");
+    // Read in pieces: the usual file is a line, and the limit is no reason to hold it in memory.
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(KERNEL_READ_BYTES, maxBytes + 1 - length));
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      chunks.push(chunk.subarray(0, n));
+      length += n;
+      if (length > maxBytes) throw new FileReadError(file, `too large: more than ${maxBytes} bytes`, "EFBIG");
+    }
+    return Buffer.concat(chunks, length).toString("utf8");
   } catch (error) {
     if (error instanceof FileReadError) throw error;
     const e = error as NodeJS.ErrnoException;

@@ -3,6 +3,7 @@
 // reduced to what Node objects carry.
 import fs from "node:fs";
 import os from "node:os";
+import { readKernelText } from "../files/bounded-file.js";
 
 export interface MachineInfo {
   cpuCount: number;
@@ -24,9 +25,12 @@ export interface MachineInfo {
 
 const ARCHES: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x", riscv64: "riscv64" };
 
+/** Machine facts are a line or a few: more than this is not the file it should be. */
+const FACT_FILE_BYTES = 64 * 1024;
+
 function readTrimmed(file: string): string {
   try {
-    return fs.readFileSync(file, "utf8").trim();
+    return readKernelText(file, FACT_FILE_BYTES).trim();
   } catch {
     return "";
   }
@@ -50,12 +54,17 @@ export function primaryIpv4(): string {
  * The machine's UUID where cadvisor looks for it: DMI on PCs and most VMs, the device tree on ARM
  * and POWER boards (their firmware's system-id or the hypervisor's vm,uuid). Empty when none has it.
  */
+/**
+ * The firmware's system UUID (DMI, or the device tree of a board without DMI); without either, the
+ * machine ID, which is what the kubelet reports on such a machine (seen beside it: most ARM boards
+ * and containers have no DMI).
+ */
 function systemUuid(): string {
   for (const file of ["/sys/class/dmi/id/product_uuid", "/proc/device-tree/system-id", "/proc/device-tree/vm,uuid"]) {
     const text = readTrimmed(file).replace(/\0+$/, "");
     if (text) return text;
   }
-  return "";
+  return readTrimmed("/etc/machine-id");
 }
 
 /** A huge page size in KiB as a quantity suffix: 2048 -> 2Mi, 1048576 -> 1Gi. */

@@ -3,6 +3,7 @@
 // usage minus inactive file pages; statfs of the node and image filesystems; process IDs) and
 // each pod's memory working set, processes and log bytes from its cgroup and its files.
 import fs from "node:fs";
+import { readKernelText } from "../files/bounded-file.js";
 import path from "node:path";
 import type { NodeStats, PodUsage, SignalObservation } from "../core-types.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
@@ -28,9 +29,12 @@ export interface StatsOptions {
 
 const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
 
+/** A cgroup or /proc statistics file is a few lines; a list of processes a few thousand. */
+const STATS_FILE_BYTES = 4 * 1024 * 1024;
+
 export function readText(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, "utf8");
+    return readKernelText(file, STATS_FILE_BYTES);
   } catch {
     return undefined;
   }

@@ -264,6 +264,26 @@ if (skip) {
       assert.deepEqual(found, [], `volume files unlike the upstream kubelet's:\n${found.join("\n")}`);
     });
 
+    test("the Node objects agree: machine identity, declared features, status fields", { timeout: 60_000 }, async () => {
+      const [mine, theirs] = await Promise.all([NANO, KUBE].map((node) => waitFor(`node ${node} reported`, async () => {
+        const n = await cp.get("nodes", undefined, node);
+        return n?.status?.nodeInfo?.kubeletVersion && n.status.images ? n : false;
+      }, 60_000, 500)));
+      const found = [];
+      for (const field of ["machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "operatingSystem", "architecture"]) {
+        if (mine.status.nodeInfo[field] !== theirs.status.nodeInfo[field]) found.push(`nodeInfo.${field}: nanolet ${JSON.stringify(mine.status.nodeInfo[field])}, kubelet ${JSON.stringify(theirs.status.nodeInfo[field])}`);
+      }
+      // declaredFeatures tells the apiserver which newer pod features the node can run: nanolet
+      // declares only those it implements (none of the kubelet's four yet), so that no pod that
+      // needs one is placed on it. Every other status field is there on both.
+      const keys = (o) => Object.keys(o ?? {}).filter((k) => k !== "declaredFeatures").sort().join(",");
+      if (keys(mine.status) !== keys(theirs.status)) found.push(`status fields: nanolet ${keys(mine.status)}, kubelet ${keys(theirs.status)}`);
+      for (const feature of mine.status.declaredFeatures ?? []) {
+        if (!(theirs.status.declaredFeatures ?? []).includes(feature)) found.push(`declaredFeatures: nanolet declares ${feature}, which the kubelet does not`);
+      }
+      assert.deepEqual(found, [], "Node unlike the kubelet's");
+    });
+
     test("events of init containers and sidecars name the spec list they are in, as the kubelet's do", { timeout: 60_000 }, async () => {
       const pods = ["init-then-run", "sidecar-job"].filter((name) => PODS[name]);
       const fieldPaths = async (pod) => {

@@ -16,7 +16,7 @@ import { Authenticator } from "../../dist/server/authn.js";
 import { AlwaysAllow } from "../../dist/server/authz.js";
 import { KubeletServer } from "../../dist/server/kubelet-server.js";
 import { KUBELET_API_LIMITS } from "../../dist/server/connection-guard.js";
-import { FileReadError, readBoundedFile } from "../../dist/files/bounded-file.js";
+import { FileReadError, readBoundedFile, readKernelText } from "../../dist/files/bounded-file.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-guard-"));
 execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", path.join(dir, "k.pem"), "-out", path.join(dir, "c.pem"), "-days", "1", "-subj", "/CN=node"], { stdio: "ignore" });
@@ -126,4 +126,15 @@ test("bounded reads: a device, a fifo, a directory and a file over the limit are
   const cases = [["/dev/zero", /a device, not a regular file/], [fifo, /a fifo, not a regular file/], [dir, /a directory/], [big, /too large: 2048 bytes, at most 1024/], [path.join(dir, "none"), /cannot open: ENOENT/]];
   for (const [file, expected] of cases) assert.throws(() => readBoundedFile(file, 1024), (e) => e instanceof FileReadError && expected.test(e.message), file);
   assert.equal(readBoundedFile(big, 4096).length, 2048);
+});
+
+test("kernel files (size 0 in /proc) are read to their end, bounded; not a regular file is refused", () => {
+  const mounts = readKernelText("/proc/self/mountinfo", 64 * 1024 * 1024);
+  assert.ok(mounts.split("\n").some((l) => l.split(" ")[4] === "/"), "the root mount is listed");
+  assert.equal(readKernelText("/proc/sys/kernel/ostype", 1024).trim(), "Linux");
+  const long = path.join(dir, "long");
+  fs.writeFileSync(long, "y".repeat(40_000)); // several read steps
+  assert.equal(readKernelText(long, 40_000).length, 40_000);
+  assert.throws(() => readKernelText(long, 39_999), /too large: more than 39999 bytes/);
+  assert.throws(() => readKernelText("/dev/zero", 1024), /a device, not a regular file/);
 });
