@@ -3,6 +3,7 @@
 // every node has; /proc/self/mountinfo tells what is mounted.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { readKernelText } from "../files/bounded-file.js";
 
@@ -48,12 +49,26 @@ export function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
-/** Mounts a tmpfs at `dir` (made if missing) unless one is there; `sizeBytes` 0: the kernel's default. */
+/**
+ * Whether tmpfs takes `noswap` (Linux 6.4 and later, as upstream decides it by the kernel's
+ * version): a pod's memory-backed files, secrets among them, then never reach a swap device.
+ */
+export function tmpfsNoswapSupported(release = os.release()): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 6 || (major === 6 && minor >= 4);
+}
+
+/**
+ * Mounts a tmpfs at `dir` (made if missing) unless one is there; `sizeBytes` 0: the kernel's
+ * default. `noswap` where the kernel has it.
+ */
 export function mountTmpfs(dir: string, sizeBytes: number): void {
   fs.mkdirSync(dir, { recursive: true });
   if (isMountPoint(dir)) return;
-  const options = sizeBytes > 0 ? ["-o", `size=${Math.ceil(sizeBytes)}`] : [];
-  execFileSync("mount", ["-t", "tmpfs", ...options, "tmpfs", dir], { stdio: ["ignore", "ignore", "pipe"] });
+  const options = [...(sizeBytes > 0 ? [`size=${Math.ceil(sizeBytes)}`] : []), ...(tmpfsNoswapSupported() ? ["noswap"] : [])];
+  execFileSync("mount", ["-t", "tmpfs", ...(options.length > 0 ? ["-o", options.join(",")] : []), "tmpfs", dir], { stdio: ["ignore", "ignore", "pipe"] });
 }
 
 /** Unmounts everything at or under `dir`; throws with mount(8)'s words when one stays. */

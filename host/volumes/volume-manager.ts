@@ -118,8 +118,9 @@ export class VolumeManager {
       case "downwardAPI":
       case "projected": {
         const dir = this.pluginDir(facts.uid, type, volume.name);
-        // Secrets, the downward API and projections (tokens) live in memory, as upstream's wrappers put them.
-        if (type !== "configMap") mountTmpfs(dir, 0);
+        // Secrets, the downward API and projections (tokens) live in memory, as upstream's wrappers
+        // put them: a memory-backed emptyDir, sized as one without a sizeLimit.
+        if (type !== "configMap") mountTmpfs(dir, this.memoryVolumeBytes(facts, undefined));
         else fs.mkdirSync(dir, { recursive: true });
         prepareVolumeRoot(dir, fsGroup, type !== "configMap");
         const payload = await this.payloadOf(facts, type, source);
@@ -153,16 +154,20 @@ export class VolumeManager {
     return payload;
   }
 
+  /** upstream calculateEmptyDirMemorySize: allocatable, else the pod's limit, else a smaller sizeLimit. */
+  private memoryVolumeBytes(facts: PodFacts, sizeLimitQuantity: unknown): number {
+    let size = this.options.allocatableMemoryBytes?.() ?? 0;
+    const podLimit = podMemoryLimitBytes(facts);
+    if (podLimit > 0) size = podLimit;
+    const sizeLimit = sizeLimitQuantity === undefined || sizeLimitQuantity === null ? NaN : quantityValue(String(sizeLimitQuantity));
+    if (sizeLimit > 0 && (size === 0 || sizeLimit < size)) size = sizeLimit;
+    return size;
+  }
+
   private setUpEmptyDir(facts: PodFacts, name: string, source: VolumeObject, fsGroup: number | undefined): void {
     const dir = this.pluginDir(facts.uid, "emptyDir", name);
     if (source.medium === "Memory") {
-      // upstream calculateEmptyDirMemorySize: allocatable, else the pod's limit, else a smaller sizeLimit.
-      let size = this.options.allocatableMemoryBytes?.() ?? 0;
-      const podLimit = podMemoryLimitBytes(facts);
-      if (podLimit > 0) size = podLimit;
-      const sizeLimit = source.sizeLimit === undefined ? NaN : quantityValue(String(source.sizeLimit));
-      if (sizeLimit > 0 && (size === 0 || sizeLimit < size)) size = sizeLimit;
-      mountTmpfs(dir, size);
+      mountTmpfs(dir, this.memoryVolumeBytes(facts, source.sizeLimit));
     } else {
       fs.mkdirSync(dir, { recursive: true });
     }

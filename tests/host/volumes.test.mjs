@@ -12,7 +12,7 @@ import { VolumeManager, VolumeMountError } from "../../dist/volumes/volume-manag
 import { TokenManager } from "../../dist/volumes/token-manager.js";
 import { FakeObjects } from "../../dist/volumes/fake-objects.js";
 import { ObjectStore, objectRefsOf } from "../../dist/volumes/object-store.js";
-import { isMountPoint, unmountAll } from "../../dist/volumes/mounts.js";
+import { isMountPoint, tmpfsNoswapSupported, unmountAll } from "../../dist/volumes/mounts.js";
 import { containerEnvironment, EnvError } from "../../dist/env/container-env.js";
 import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
 import { credentialsFor } from "../../dist/cri/pull-secrets.js";
@@ -161,6 +161,10 @@ test("secret: decoded, on a tmpfs, secretName; the missing key's words", async (
   await volumes.setUp(facts(spec), ["creds"]);
   const dir = path.join(podsDir, "uid-1", "volumes", "kubernetes.io~secret", "creds");
   assert.equal(isMountPoint(dir), true);
+  // Sized as a memory-backed emptyDir (the pod's limit, 128Mi), and never swapped where tmpfs can say so.
+  assert.equal(fs.statfsSync(dir).blocks * fs.statfsSync(dir).bsize, 128 * 2 ** 20);
+  const options = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").find((l) => l.split(" ")[4] === fs.realpathSync(dir))?.split(" - ")[1] ?? "";
+  if (tmpfsNoswapSupported()) assert.match(options, /noswap/);
   assert.equal(fs.readFileSync(path.join(dir, "password"), "utf8"), "hunter2");
   assert.equal(fs.statSync(path.join(dir, "password")).mode & 0o777, 0o400);
   await assert.rejects(volumes.setUp(facts(spec), ["bad"]), { message: 'MountVolume.SetUp failed for volume "bad" : references non-existent secret key: user' });
