@@ -330,8 +330,11 @@ async function run(argv: string[]): Promise<number> {
     onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
     onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: config.containerRuntimeEndpoint, unreachableForMs: downForMs }),
   });
+  // The runtime's name for container IDs (`containerd://<id>`), as it says it once it answers.
+  let runtimeName = "containerd";
   try {
     const v = await runtime.version();
+    runtimeName = v.runtimeName || runtimeName;
     log.log("info", "Connected to container runtime", { runtime: v.runtimeName, version: v.runtimeVersion, api: v.runtimeApiVersion });
   } catch (error) {
     log.log("error", "Container runtime not reachable; will keep trying", { endpoint: config.containerRuntimeEndpoint, error: (error as Error).message });
@@ -446,8 +449,12 @@ async function run(argv: string[]): Promise<number> {
     log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
   }
   const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now(), loop.plegThresholdMs);
+  const podsView = {
+    pods: () => loop.accepted.all(),
+    context: () => ({ nodeIp: nodeIp ?? "127.0.0.1", runtimeName, imageRefOf: (id: string) => loop.imageRefOf(id), podIpOf: (id: string) => loop.podIpOf(id) }),
+  };
   const api = await listenOrFail(log, "kubelet API", `${config.address}:${apiPort}`, () => startKubeletApi({
-    runtime, log, podTable, podLogsDir, nodeName, client, syncLoopProblem,
+    runtime, log, podTable, podsView, podLogsDir, nodeName, client, syncLoopProblem,
     port: apiPort, address: config.address, readOnlyPort,
     tlsCertFile: config.tlsCertFile, tlsKeyFile: config.tlsPrivateKeyFile,
     certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),

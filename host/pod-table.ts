@@ -33,6 +33,8 @@ export interface PodTableSnapshot {
 
 export class PodTable {
   private rows = new Map<string, PodRow>();
+  /** The core's newest status of each desired pod, as it said it (for the kubelet API's /pods). */
+  private statuses = new Map<string, PodStatus>();
   /** When each pod was first seen, and whether it has run yet (kubelet_pod_start_duration_seconds). */
   private firstSeenMs = new Map<string, number | "started">();
   /** Called once per pod, when it first runs: seconds since it was first seen. */
@@ -57,12 +59,18 @@ export class PodTable {
       next.set(p.uid, old ? { ...old, origin: p.origin } : { ...p, phase: "Pending", restarts: 0, containers: [], statusVersion: 0 });
     }
     this.rows = next;
+    for (const uid of this.statuses.keys()) if (!next.has(uid)) this.statuses.delete(uid);
     // A bounded list for `nanolet pods` and the state file; the rest are counted in one line.
     this.problems = problems.length <= MAX_REPORTED_PROBLEMS ? problems : [
       ...problems.slice(0, MAX_REPORTED_PROBLEMS),
       { origin: "", field: "", message: `... and ${problems.length - MAX_REPORTED_PROBLEMS} more problems (see the agent's log)` },
     ];
     this.scheduleWrite();
+  }
+
+  /** The core's newest status of pod `uid`, while it is desired. */
+  statusOf(uid: string): PodStatus | undefined {
+    return this.statuses.get(uid);
   }
 
   /** A new core instance counts status versions from the start again. */
@@ -76,6 +84,7 @@ export class PodTable {
     const version = Number(status.version);
     if (version <= row.statusVersion) return; // per-pod versions only increase
     row.statusVersion = version;
+    this.statuses.set(uid, status);
     row.phase = status.phase.charAt(0).toUpperCase() + status.phase.slice(1);
     row.reason = status.reason;
     row.message = status.message;

@@ -9,7 +9,7 @@ import type { PodTable } from "../pod-table.js";
 import { ANONYMOUS, Authenticator } from "./authn.js";
 import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
 import { type Handler, KubeletServer } from "./kubelet-server.js";
-import { podListItems } from "./pods-view.js";
+import { podListItems, type PodsViewSource } from "./pods-view.js";
 import { loadServingCert, type ServingFiles } from "./serving-cert.js";
 import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 import { CertificateManager, CURRENT_SERVING_FILE, validityOf } from "../certificates/certificate-manager.js";
@@ -20,6 +20,8 @@ export interface KubeletApiOptions {
   runtime: Runtime;
   log: Logger;
   podTable: PodTable;
+  /** The accepted pods and what their statuses need, for /pods. */
+  podsView: PodsViewSource;
   podLogsDir: string;
   nodeName: string;
   nodeIp?: string;
@@ -75,7 +77,7 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
     runtime: o.runtime,
     podLogsDir: o.podLogsDir,
     log: o.log,
-    pods: () => podListItems(o.podTable, o.nodeName),
+    pods: () => podListItems(o.podTable, o.nodeName, o.podsView),
     syncLoopProblem: o.syncLoopProblem,
     configz: o.configz,
     extraHandlers: o.extraHandlers,

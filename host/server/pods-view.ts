@@ -1,31 +1,40 @@
-// `/pods` of the kubelet API: the pods this node runs, as v1 Pod objects built from the agent's
-// pod table (identity, phase, container states), which is what tools reading a kubelet's /pods
-// (monitoring agents, `kubectl get --raw`) look at.
+// `/pods` of the kubelet API: the pods this node runs as v1 Pod objects, as the kubelet serves the
+// pods it holds: each pod's metadata and spec as its source gave them (the apiserver's object, or
+// a static manifest with the name and uid the node gives it), and the status the node works out
+// for it, in the apiserver's words. Monitoring agents and `kubectl get --raw` read it.
+import type { StatusContext } from "../cluster/api-status.js";
+import { apiPodStatus } from "../cluster/api-status.js";
 import type { PodTable } from "../pod-table.js";
+import type { SourcePod } from "../sources/static-pods.js";
 
-const STATE_KEYS: Record<string, string> = { running: "running", waiting: "waiting", terminated: "terminated" };
+export interface PodsViewSource {
+  /** The pods the node accepted. */
+  pods: () => Iterable<SourcePod>;
+  /** What the status conversion needs of the node (its IP, the runtime's name, image digests). */
+  context: () => Omit<StatusContext, "hostNetwork" | "current" | "generation">;
+}
 
-export function podListItems(table: PodTable, nodeName: string): object[] {
-  return table.snapshot().pods.map((p) => ({
-    metadata: { name: p.name, namespace: p.namespace, uid: p.uid },
-    spec: { nodeName, containers: p.containers.map((c) => ({ name: c.name })) },
-    status: {
-      phase: p.phase,
-      ...(p.reason ? { reason: p.reason, message: p.message } : {}),
-      containerStatuses: p.containers.map((c) => {
-        const key = STATE_KEYS[c.state] ?? "waiting";
-        const detail: Record<string, unknown> = {};
-        if (c.reason) detail.reason = c.reason;
-        if (key === "terminated") detail.exitCode = c.exitCode;
-        return {
-          name: c.name,
-          state: { [key]: detail },
-          restartCount: c.restartCount,
-          ready: c.ready,
-          started: c.started,
-          ...(c.containerId ? { containerID: c.containerId } : {}),
-        };
-      }),
-    },
-  }));
+type Json = Record<string, any>;
+
+export function podListItems(table: PodTable, nodeName: string, source: PodsViewSource): object[] {
+  const context = source.context();
+  const items: object[] = [];
+  for (const pod of source.pods()) {
+    const manifest = (pod.manifest ?? {}) as Json;
+    const metadata: Json = { ...(manifest.metadata ?? {}), name: pod.spec.name, namespace: pod.spec.namespace, uid: pod.spec.uid };
+    const spec: Json = { ...(manifest.spec ?? {}), nodeName: manifest.spec?.nodeName ?? nodeName };
+    const core = table.statusOf(pod.spec.uid);
+    const status = core
+      ? apiPodStatus(core, { ...context, hostNetwork: pod.spec.hostNetwork, current: manifest.status, generation: metadata.generation })
+      : { phase: "Pending" };
+    const served = { ...(manifest.status?.qosClass ? { qosClass: manifest.status.qosClass } : {}), ...status };
+    items.push({ kind: "Pod", apiVersion: "v1", metadata, spec, status: JSON.parse(JSON.stringify(served, withoutPatchDirectives)) });
+  }
+  return items;
+}
+
+/** A served pod is an object, not a patch: the lists' `$patch` directives are dropped. */
+function withoutPatchDirectives(_key: string, value: unknown): unknown {
+  if (Array.isArray(value)) return value.filter((v) => !(v && typeof v === "object" && "$patch" in v));
+  return value;
 }

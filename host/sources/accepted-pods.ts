@@ -10,6 +10,11 @@ export class AcceptedPods {
     return this.byUid.size;
   }
 
+  /** Every accepted pod, in the order they were fed. */
+  all(): IterableIterator<SourcePod> {
+    return this.byUid.values();
+  }
+
   /** The pods accepted by the last feed (every other one is forgotten). */
   replace(pods: Iterable<SourcePod>): void {
     this.byUid = new Map([...pods].map((p) => [p.spec.uid, p]));
