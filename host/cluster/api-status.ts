@@ -2,6 +2,7 @@
 // `pods/<name>/status`. Pure: the host's extra knowledge (node IP, image digests, the runtime's
 // name, what the apiserver already holds) comes in as arguments.
 import type { ContainerStatus, PodCondition, PodStatus, TerminatedState } from "../core-types.js";
+import { podResourcesStatus, volumeMountStatuses } from "./status-spec-fields.js";
 
 export interface StatusContext {
   /** The node's address: status.hostIP, and podIP of host-network pods. */
@@ -18,6 +19,8 @@ export interface StatusContext {
   current?: Record<string, any>;
   /** The object's metadata.generation, when the apiserver sets one (reported as observed). */
   generation?: number;
+  /** The pod's spec as its source gave it: volume mounts and sizes the status repeats. */
+  podSpec?: Record<string, any>;
 }
 
 const PHASES: Record<PodStatus["phase"], string> = {
@@ -73,6 +76,7 @@ function containerStatus(c: ContainerStatus, ctx: StatusContext): Record<string,
     imageID: (c.containerId && ctx.imageRefOf(c.containerId)) || "",
     containerID: c.containerId ? `${ctx.runtimeName}://${c.containerId}` : undefined,
     started: c.started,
+    volumeMounts: volumeMountStatuses(ctx.podSpec, c.name),
     allocatedResources: quantities(c.allocatedResources),
     resources: c.containerId ? { requests: quantities(c.resourceRequests), limits: quantities(c.resourceLimits) } : undefined,
   };
@@ -139,6 +143,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
   out.reason = status.reason || current.reason || null;
   out.message = status.message || current.message || null;
   out.startTime = current.startTime ?? (status.startTimeMs > 0n ? apiTime(Number(status.startTimeMs)) : undefined);
+  out.resources = podResourcesStatus(ctx.podSpec, status.containerStatuses, status.initContainerStatuses ?? []);
   return out;
 }
 

@@ -418,13 +418,14 @@ export class ClusterAgent {
         hostNetwork: !!object.spec?.hostNetwork,
         generation: object.metadata.generation,
         resourceVersion: object.metadata.resourceVersion,
+        spec: object.spec,
       };
     }
     const staticPod = this.staticScan.pods.find((p) => p.spec.uid === uid);
     if (!staticPod) return undefined;
     for (const p of this.reflector.current.values()) {
       if (p.metadata.annotations?.[MIRROR_ANNOTATION] === uid && !p.metadata.deletionTimestamp) {
-        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork, generation: p.metadata.generation, resourceVersion: p.metadata.resourceVersion };
+        return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, current: p.status, deleting: false, hostNetwork: staticPod.spec.hostNetwork, generation: p.metadata.generation, resourceVersion: p.metadata.resourceVersion, spec: (staticPod.manifest as { spec?: Record<string, any> } | undefined)?.spec };
       }
     }
     return undefined;

@@ -31,6 +31,8 @@ export interface StatusTarget {
   generation?: number;
   /** The object's metadata.resourceVersion as last seen: a refused status waits for it to change. */
   resourceVersion?: string;
+  /** The pod's spec as its source gave it (the status repeats its mounts and sizes). */
+  spec?: Record<string, any>;
 }
 
 /**
@@ -247,7 +249,7 @@ export class StatusManager {
    * someone else wrote the status), then sent once more. Other errors throw (retried later).
    */
   private async patchOrRecover(path: string, status: PodStatus, target: StatusTarget): Promise<Record<string, unknown> | undefined> {
-    const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation });
+    const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation, podSpec: t.spec });
     const patchWith = async (t: StatusTarget) => {
       const body = build(t);
       await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body), "application/strategic-merge-patch+json");

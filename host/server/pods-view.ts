@@ -25,7 +25,7 @@ export function podListItems(table: PodTable, nodeName: string, source: PodsView
     const spec: Json = { ...(manifest.spec ?? {}), nodeName: manifest.spec?.nodeName ?? nodeName };
     const core = table.statusOf(pod.spec.uid);
     const status = core
-      ? apiPodStatus(core, { ...context, hostNetwork: pod.spec.hostNetwork, current: manifest.status, generation: metadata.generation })
+      ? apiPodStatus(core, { ...context, hostNetwork: pod.spec.hostNetwork, current: manifest.status, generation: metadata.generation, podSpec: manifest.spec })
       : { phase: "Pending" };
     const served = { ...(manifest.status?.qosClass ? { qosClass: manifest.status.qosClass } : {}), ...status };
     items.push({ kind: "Pod", apiVersion: "v1", metadata, spec, status: JSON.parse(JSON.stringify(served, withoutPatchDirectives)) });

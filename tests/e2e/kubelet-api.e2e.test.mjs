@@ -331,6 +331,13 @@ if (skip) {
       assert.equal(admin.code, 200);
       const names = JSON.parse(admin.body).items.map((p) => p.metadata.name);
       for (const n of ["talker", "web"]) assert.ok(names.includes(n), `${n} in /pods`);
+      // Served as the node holds them: the whole spec, and the status the node reports.
+      const web = JSON.parse(admin.body).items.find((p) => p.metadata.name === "web");
+      assert.equal(web.spec.containers[0].image, "busybox");
+      assert.ok(web.metadata.uid && web.metadata.namespace === "default");
+      assert.equal(web.status.phase, "Running");
+      assert.ok(web.status.conditions.some((c) => c.type === "Ready"), "conditions are served");
+      assert.match(web.status.containerStatuses[0].containerID, /^containerd:\/\//);
       // A service account's token, reviewed by the apiserver; allowed once RBAC grants nodes/proxy.
       const token = (await cp.kubectl(["create", "token", "default"])).trim();
       const denied = await nodeRequest(apiPort, "/healthz", { ca, token });

@@ -367,3 +367,28 @@ test("status manager: a refused patch is re-read and rebuilt once, then waits fo
   await until("the newer status goes", () => manager.patchCount === 1);
   assert.equal(api.get("pods", "default", "web").status.phase, "Failed");
 });
+
+test("status from the spec: volume mounts with their read-only mode, and the pod's resources added up", async () => {
+  const { podResourcesStatus, sumQuantities, volumeMountStatuses } = await import("../../dist/cluster/status-spec-fields.js");
+  const spec = {
+    initContainers: [
+      { name: "setup", resources: { requests: { cpu: "2" } } }, // runs to completion: not counted
+      { name: "proxy", restartPolicy: "Always", resources: { requests: { cpu: "50m", memory: "16Mi" } } },
+    ],
+    containers: [
+      { name: "app", volumeMounts: [{ name: "data", mountPath: "/d" }, { name: "cfg", mountPath: "/c", readOnly: true }], resources: { requests: { cpu: "100m", memory: "32Mi" }, limits: { memory: "64Mi" } } },
+      { name: "plain" },
+    ],
+  };
+  assert.deepEqual(volumeMountStatuses(spec, "app"), [{ name: "data", mountPath: "/d" }, { name: "cfg", mountPath: "/c", readOnly: true, recursiveReadOnly: "Disabled" }]);
+  assert.equal(volumeMountStatuses(spec, "plain"), undefined);
+  // Nothing runs yet: the spec's values.
+  assert.deepEqual(podResourcesStatus(spec, [], []), { limits: { memory: "64Mi" }, requests: { cpu: "150m", memory: "48Mi" } });
+  // app runs resized: what it runs with counts.
+  const app = { name: "app", containerId: "c1", resourceRequests: [{ name: "cpu", quantity: "200m" }, { name: "memory", quantity: "32Mi" }], resourceLimits: [{ name: "memory", quantity: "128Mi" }] };
+  assert.deepEqual(podResourcesStatus(spec, [app], []), { limits: { memory: "128Mi" }, requests: { cpu: "250m", memory: "48Mi" } });
+  assert.deepEqual(podResourcesStatus({ containers: [{ name: "a" }] }, [], []), {});
+  assert.equal(sumQuantities("cpu", ["500m", "500m"]), "1");
+  assert.equal(sumQuantities("memory", ["1G", "500M"]), "1500M");
+  assert.equal(sumQuantities("memory", ["1Mi", "1000"]), "1049576");
+});
