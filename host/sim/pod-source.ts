@@ -184,7 +184,8 @@ export class SimPodSource {
   /** The pod's spec as the static pod source makes it, or the reason it cannot be one. */
   private prepare(d: DesiredPod): void {
     try {
-      d.spec = podFromManifest(d.source.manifest, { nodeName: this.scenario.nodeName, source: this.scenario.file, documentIndex: this.desired.indexOf(d) });
+      const fromApiserver = this.scenario.source === "apiserver";
+      d.spec = podFromManifest(d.source.manifest, { nodeName: this.scenario.nodeName, source: this.scenario.file, documentIndex: this.desired.indexOf(d), fromApiserver });
       // From an apiserver a pod is not static (static pods are critical: never evicted).
       if (this.scenario.source === "apiserver") d.spec.staticPod = false;
       d.problem = undefined;

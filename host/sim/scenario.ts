@@ -83,6 +83,8 @@ export interface CallFault {
 
 export type TimelineAction =
   | { type: "exit"; pod: string; container: string; code: number }
+  /** The pod's sandbox dies (its pause process killed): its containers with it. */
+  | { type: "sandboxDies"; pod: string }
   | { type: "fault"; fault: CallFault }
   | { type: "relistFault"; lose: number; duplicate: number; forMs: number }
   | { type: "runtimeRestart"; downMs: number }
@@ -232,7 +234,7 @@ function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
   return { key, manifest, behaviour };
 }
 
-const ACTIONS = ["exit", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory"];
+const ACTIONS = ["exit", "sandboxDies", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory"];
 
 function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>): TimelineAction {
   const present = ACTIONS.filter((a) => entry[a] !== undefined);
@@ -249,6 +251,11 @@ function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>):
       const o = r.object(v, at);
       r.only(o, at, ["pod", "container", "code"]);
       return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`), container: r.string(o.container, `${at}.container`), code: o.code === undefined ? 1 : r.int(o.code, `${at}.code`, 0, 255) };
+    }
+    case "sandboxDies": {
+      const o = r.object(v, at);
+      r.only(o, at, ["pod"]);
+      return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`) };
     }
     case "fault": {
       const o = r.object(v, at);

@@ -22,6 +22,8 @@ import { SimCri, Snapshot, drawDuration } from "./sim-cri.js";
 import { ProbeInvariants } from "./probe-invariants.js";
 import type { ContainerBehaviour } from "./scenario.js";
 import { SimRuntime } from "./sim-runtime.js";
+import { SimApiserver } from "./sim-apiserver.js";
+import { UpdateInvariants } from "./update-invariants.js";
 
 /** How long a simulated probe takes to answer. */
 const PROBE_LATENCY_MS = 5;
@@ -85,6 +87,9 @@ export class Simulator {
   private readonly faults: Faults;
   private readonly cri: SimCri;
   private readonly pods: SimPodSource;
+  /** The apiserver's copy of each pod's status (apiserver source), and the update rule. */
+  private readonly apiserver: SimApiserver;
+  private readonly updates: UpdateInvariants;
   private readonly trace?: TraceWriter;
   private readonly config: CoreConfig;
   private readonly maxLatencyMs: number;
@@ -157,6 +162,8 @@ export class Simulator {
     this.faults = new Faults(s, rng.fork("faults"), rng.fork("relist"), this.maxLatencyMs, this.trace);
     const now = () => this.nowMs;
     this.pods = new SimPodSource(s, this.queue, this.runtime, this.invariants, this.faults, { now, settleMs: () => this.settleMs(), maxLatencyMs: this.maxLatencyMs });
+    this.apiserver = new SimApiserver(this.runtime, this.invariants);
+    this.updates = new UpdateInvariants(this.runtime, this.invariants);
     this.cri = new SimCri(
       {
         now,
@@ -360,7 +367,10 @@ export class Simulator {
         this.probeInvariants.onStatus(kind.val, this.pods.podInfo(action.podUid)?.spec, this.nowMs);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
         if (isEviction(kind.val) && !wasEvicted) this.onEviction(action.podUid);
-        if (this.scenario.source === "apiserver") this.asApiserver(action.podUid, kind.val);
+        if (this.scenario.source === "apiserver") {
+          this.apiserver.publish(action.podUid, kind.val, this.pods.podInfo(action.podUid)?.spec?.hostNetwork ?? false, this.nowMs);
+          this.asApiserver(action.podUid, kind.val);
+        }
         return;
       case "run-probe":
         this.simulateProbe(action, kind.val);
@@ -389,6 +399,11 @@ export class Simulator {
         this.needPump = true;
         return;
       default:
+        if (kind.tag === "stop-container") {
+          const uid = action.podUid;
+          const excused = this.pods.isMarked(uid) || this.invariants.evicted.has(uid) || this.pods.keyOf(uid) === undefined;
+          this.updates.onStop(kind.val.containerId, excused, this.nowMs);
+        }
         if (kind.tag === "run-sandbox" || kind.tag === "create-container") {
           if (this.invariants.evicted.has(action.podUid)) this.invariants.startedAfterEviction(action.podUid, kind.tag, this.nowMs);
           else if (this.pods.isMarked(action.podUid)) this.invariants.startedWhileDeleted(action.podUid, kind.tag, this.nowMs);
@@ -471,6 +486,7 @@ export class Simulator {
       const key = this.pods.keyOf(podUid);
       this.queue.push(this.nowMs, "apiserver delete", () => {
         this.trace?.sim(this.nowMs, "apiserver-delete", { pod: key });
+        this.apiserver.forget(podUid);
         if (key !== undefined && this.pods.delete(key)) this.sendPods();
       });
       return;
@@ -576,6 +592,13 @@ export class Simulator {
         for (const c of running) this.runtime.exit(c, action.code, action.code === 0 ? "Completed" : "Error", now);
         return;
       }
+      case "sandboxDies": {
+        const uid = this.pods.uidOf(action.pod);
+        const ready = [...this.runtime.sandboxes.values()].filter((sb) => sb.podUid === uid && sb.state === "ready");
+        this.trace?.sim(now, "sandbox-dies", { pod: action.pod, found: ready.length });
+        for (const sb of ready) this.runtime.stopPodSandbox(sb.id, now);
+        return;
+      }
       case "fault":
         this.faults.openWindow(action.fault, now);
         return;
@@ -610,11 +633,17 @@ export class Simulator {
         return;
       }
       case "add":
-      case "update":
+      case "update": {
+        const before = this.pods.desired.find((d) => d.key === action.pod.key && !d.deleted)?.spec;
         this.pods.put(action.pod);
+        const after = this.pods.desired.find((d) => d.key === action.pod.key)?.spec;
+        this.updates.onUpdate(action.pod.key, before, after, now);
+        // A pod added (back) is a new object in the apiserver, with a status of its own.
+        if (!before && after) this.apiserver.forget(after.uid);
         this.trace?.sim(now, action.type, { pod: action.pod.key });
         this.sendPods();
         return;
+      }
       case "delete":
         this.trace?.sim(now, "delete", { pod: action.pod });
         if (this.scenario.source === "apiserver") {
@@ -708,6 +737,9 @@ export class Simulator {
       if (this.refused.some((r) => r.startsWith(`${d.key}:`))) continue;
       if (d.spec.containers.some((c) => this.runtime.missingImages.has(c.image))) continue; // can never run
       this.invariants.checkSettled(d.key, d.spec.uid, this.statuses.get(d.spec.uid)?.phase, this.nowMs);
+      // What the apiserver holds says what runs (a postStart hook hides a start until it is done).
+      const hooked = [...d.spec.containers, ...d.spec.initContainers].some((c) => c.postStart);
+      if (this.scenario.source === "apiserver" && d.markedAtMs === undefined && !hooked) this.apiserver.checkConverged(d.key, d.spec.uid, d.spec.hostNetwork, this.nowMs);
     }
   }
 }

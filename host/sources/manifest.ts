@@ -221,6 +221,11 @@ export interface ManifestContext {
   source: string;
   /** Position of the document in its file (several documents per file are allowed). */
   documentIndex: number;
+  /**
+   * The manifest stands for an apiserver's pod (the simulator's apiserver source): what only such
+   * a pod may have (ephemeral containers, references to the apiserver's objects) is allowed.
+   */
+  fromApiserver?: boolean;
 }
 
 /**
@@ -257,11 +262,11 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   checkSpecFields(r, spec);
   if (!isEmptyField(spec.imagePullSecrets)) r.add("spec.imagePullSecrets", STATIC_OBJECT_REF);
   const volumes = volumesOf(r, spec, metadata, true);
-  const podContext = { volumeNames: volumeNamesOf(spec), staticPod: true };
+  const podContext = { volumeNames: volumeNamesOf(spec), staticPod: ctx.fromApiserver !== true };
   const hostNetwork = r.boolean(spec.hostNetwork, "spec.hostNetwork") ?? false;
   const containers = containersOf(r, spec, podContext);
   const initContainers = initContainersOf(r, spec, podContext);
-  ephemeralContainersOf(r, spec, podContext);
+  const ephemeralContainers = ephemeralContainersOf(r, spec, podContext);
   const terminationGracePeriodSeconds = integerAt(r, spec.terminationGracePeriodSeconds, "spec.terminationGracePeriodSeconds");
   const priority = r.integer(spec.priority, "spec.priority", -2147483648, 2147483647) ?? 0;
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
@@ -292,7 +297,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     initContainers,
     activeDeadlineSeconds,
     volumes,
-    ephemeralContainers: [],
+    ephemeralContainers,
   };
 }
 
