@@ -39,8 +39,13 @@ export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: strin
   };
 }
 
+/** Answers that say the mirror pod itself is wrong or not this node's to make: not sent again as it is. */
+const REFUSALS = new Set([400, 403, 422]);
+
 export class MirrorPods {
   private busy = new Set<string>();
+  /** Static pods (uid) whose mirror pod the apiserver refused: tried again only once they change. */
+  private refused = new Set<string>();
   /** When each static pod was first seen (the config.seen annotation), by uid. */
   private seen = new Map<string, string>();
 
@@ -70,11 +75,13 @@ export class MirrorPods {
     const wanted = new Set<string>();
     const uids = new Set(staticPods.map((p) => p.spec.uid));
     for (const uid of this.seen.keys()) if (!uids.has(uid)) this.seen.delete(uid);
+    for (const uid of this.refused) if (!uids.has(uid)) this.refused.delete(uid);
     for (const pod of staticPods) {
       const key = `${pod.spec.namespace}/${pod.spec.name}`;
       wanted.add(key);
       const existing = byName.get(key);
       if (existing && existing.metadata.annotations?.[MIRROR_ANNOTATION] === pod.spec.uid && !existing.metadata.deletionTimestamp) continue;
+      if (this.refused.has(pod.spec.uid)) continue; // the static pod itself runs on; its mirror waits for an edit
       void this.run(key, async () => {
         if (existing) {
           if (!isMirrorPod(existing)) {
@@ -85,7 +92,15 @@ export class MirrorPods {
           // node, as every bound pod does): it goes at once and a new one takes its place.
           await this.delete(existing);
         }
-        await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)));
+        try {
+          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)));
+        } catch (error) {
+          if (!(error instanceof ApiStatusError && REFUSALS.has(error.code))) throw error;
+          // The same object would be refused again: said once, tried again when the file changes.
+          this.refused.add(pod.spec.uid);
+          this.log.log("error", "Mirror pod refused by the apiserver; the static pod runs without one until its manifest changes", { pod: key, code: error.code, error: error.message.slice(0, 400) });
+          return;
+        }
         this.log.log("info", "Mirror pod created", { pod: key });
       });
     }

@@ -392,3 +392,30 @@ test("status from the spec: volume mounts with their read-only mode, and the pod
   assert.equal(sumQuantities("memory", ["1G", "500M"]), "1500M");
   assert.equal(sumQuantities("memory", ["1Mi", "1000"]), "1049576");
 });
+
+test("mirror pods: one the apiserver refuses is not sent again until the static pod changes; the pod itself is untouched", async () => {
+  const { MirrorPods } = await import("../../dist/cluster/mirror-pods.js");
+  const { ApiStatusError } = await import("../../dist/cluster/api-client.js");
+  const posts = [];
+  const logged = [];
+  const client = {
+    async request(method, url, body) {
+      if (method === "POST") {
+        posts.push(body.metadata.annotations["kubernetes.io/config.mirror"]);
+        throw new ApiStatusError(422, "Invalid", `Pod "${body.metadata.name}" is invalid: spec.containers[0].image: Required value`);
+      }
+      return {};
+    },
+  };
+  const mirrors = new MirrorPods(client, NODE, { log: (level, msg) => logged.push(`${level} ${msg}`) }, () => "node-uid");
+  const staticPod = (uid) => ({ spec: { uid, name: `web-${NODE}`, namespace: "default" }, origin: "web.yaml", manifest: { metadata: { name: "web" }, spec: { containers: [{ name: "app" }] } } });
+  for (let i = 0; i < 3; i++) {
+    mirrors.reconcile([staticPod("v1")], []);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.deepEqual(posts, ["v1"], "refused once, not retried blindly");
+  assert.equal(logged.filter((l) => l.startsWith("error Mirror pod refused")).length, 1);
+  mirrors.reconcile([staticPod("v2")], []); // the file was edited: a new static pod, tried anew
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(posts, ["v1", "v2"]);
+});
