@@ -40,8 +40,11 @@ function kindOf(stat: fs.Stats): string {
   return "not a regular file";
 }
 
-/** The bytes of regular file `file`, at most `maxBytes`; a FileReadError otherwise. */
-export function readBoundedFile(file: string, maxBytes: number): Buffer {
+/**
+ * Opens `file` (never blocking on a fifo), checks it is a regular file and gives its descriptor to
+ * `read`; every failure is a FileReadError naming the file, and the descriptor is always closed.
+ */
+function readRegularFile<T>(file: string, read: (fd: number, stat: fs.Stats) => T): T {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
@@ -52,6 +55,19 @@ export function readBoundedFile(file: string, maxBytes: number): Buffer {
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw new FileReadError(file, `${kindOf(stat)}, not a regular file`, "ENOTREG");
+    return read(fd, stat);
+  } catch (error) {
+    if (error instanceof FileReadError) throw error;
+    const e = error as NodeJS.ErrnoException;
+    throw new FileReadError(file, `cannot read: ${e.code ?? e.message}`, e.code);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The bytes of regular file `file`, at most `maxBytes`; a FileReadError otherwise. */
+export function readBoundedFile(file: string, maxBytes: number): Buffer {
+  return readRegularFile(file, (fd, stat) => {
     if (stat.size > maxBytes) throw new FileReadError(file, `too large: ${stat.size} bytes, at most ${maxBytes} are read`, "EFBIG");
     // One byte past the limit: a file growing while it is read is refused, not cut short.
     const buffer = Buffer.alloc(Math.min(maxBytes, stat.size) + 1);
@@ -64,13 +80,7 @@ export function readBoundedFile(file: string, maxBytes: number): Buffer {
       if (length === buffer.length) throw new FileReadError(file, "changed while it was read", "ECHANGED");
     }
     return buffer.subarray(0, length);
-  } catch (error) {
-    if (error instanceof FileReadError) throw error;
-    const e = error as NodeJS.ErrnoException;
-    throw new FileReadError(file, `cannot read: ${e.code ?? e.message}`, e.code);
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 /**
@@ -78,16 +88,7 @@ export function readBoundedFile(file: string, maxBytes: number): Buffer {
  * they are read to their end in steps instead of by their size; a longer one is refused.
  */
 export function readKernelText(file: string, maxBytes: number): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    throw new FileReadError(file, `cannot open: ${e.code ?? e.message}`, e.code);
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw new FileReadError(file, `${kindOf(stat)}, not a regular file`, "ENOTREG");
+  return readRegularFile(file, (fd) => {
     // Read in pieces: the usual file is a line, and the limit is no reason to hold it in memory.
     const chunks: Buffer[] = [];
     let length = 0;
@@ -100,13 +101,7 @@ export function readKernelText(file: string, maxBytes: number): string {
       if (length > maxBytes) throw new FileReadError(file, `too large: more than ${maxBytes} bytes`, "EFBIG");
     }
     return Buffer.concat(chunks, length).toString("utf8");
-  } catch (error) {
-    if (error instanceof FileReadError) throw error;
-    const e = error as NodeJS.ErrnoException;
-    throw new FileReadError(file, `cannot read: ${e.code ?? e.message}`, e.code);
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 /** As readBoundedFile, as UTF-8 text. */
