@@ -10,8 +10,8 @@ import { readMachineInfo, type MachineInfo } from "../node/machine.js";
 import { ManifestError, podFromApiObject } from "../sources/manifest.js";
 import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
 import { ApiClient, ApiStatusError, CREDENTIALS_PENDING } from "./api-client.js";
-import { apiTime } from "./api-status.js";
 import { type ContainerList, EventRecorder } from "./events.js";
+import { PodRefusals } from "./pod-refusals.js";
 import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
 import type { NodeHealth } from "./node-object.js";
 import { NodeLease } from "./node-lease.js";
@@ -78,15 +78,9 @@ export class ClusterAgent {
   /** The pods came from checkpoints, the apiserver not having answered yet. */
   private restored = false;
   private restoreTimer?: NodeJS.Timeout;
-  /** Static manifest problems already sent as Node events. */
-  private reportedStaticProblems = new Set<string>();
   /** Pods from the apiserver that the agent runs (mirror pods excluded), by uid. */
   private apiPods = new Map<string, PodObject>();
-  private refused = new Set<string>();
-  /** Refused updates already told by an event (uid@resourceVersion), bounded. */
-  private updatesTold = new Set<string>();
-  /** A refusal could not be written: give the pods to the core (and refuse) again next time. */
-  private republish = false;
+  private refusals: PodRefusals;
   /** Per apiserver pod: its resourceVersion and what of it the core acts on, as last given. */
   private desiredKeys = new Map<string, { resourceVersion: string; key: string }>();
   private machine: MachineInfo;
@@ -140,6 +134,7 @@ export class ClusterAgent {
       context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
     });
     this.events = new EventRecorder(client, nodeName, log);
+    this.refusals = new PodRefusals(client, this.events, log);
     this.node = new NodeReporter({
       client,
       log,
@@ -271,12 +266,12 @@ export class ClusterAgent {
     // Most changes are status patches (the node's own, coming back through the watch): they
     // change nothing the core acts on, and the core is not given the pods again for them.
     const changed = this.desiredChanged();
-    if (changed || this.republish) this.publish();
+    if (changed || this.refusals.retryWanted) this.publish();
     this.statuses.retainOnly(new Set([...this.apiPods.keys(), ...this.staticScan.pods.map((p) => p.spec.uid)]));
-    for (const uid of this.refused) if (!this.apiPods.has(uid)) this.refused.delete(uid);
+    this.refusals.retain(this.apiPods);
     this.syncMirrors();
     if (firstList) {
-      if (!changed && !this.republish) this.publish();
+      if (!changed && !this.refusals.retryWanted) this.publish();
       this.checkSourcesReady();
     }
     this.statuses.requestFlush();
@@ -300,14 +295,14 @@ export class ClusterAgent {
 
   /** Static and apiserver pods, merged, to the core. Refused apiserver pods are failed. */
   private publish(): void {
-    this.republish = false;
+    this.refusals.retryWanted = false;
     const pods: SourcePod[] = [...this.staticScan.pods];
     const problems: SourceProblem[] = [...this.staticScan.problems];
     const objectsByOrigin = new Map<string, PodObject>();
     for (const object of this.apiPods.values()) {
       const origin = `${API_ORIGIN}${object.metadata.namespace}/${object.metadata.name}`;
       objectsByOrigin.set(origin, object);
-      if (this.refused.has(object.metadata.uid)) continue;
+      if (this.refusals.has(object.metadata.uid)) continue;
       try {
         pods.push({ spec: podFromApiObject(object), origin, manifest: object as unknown as Record<string, unknown> });
       } catch (error) {
@@ -322,77 +317,22 @@ export class ClusterAgent {
         const held = this.options.loop.accepted.keep(object.metadata.uid, deleting);
         if (held) {
           pods.push(held);
-          this.tellUpdateNotApplied(object, error.field, error.detail, true);
+          this.refusals.updateNotApplied(object, error.field, error.detail, true);
           continue;
         }
         problems.push({ origin, field: error.field, message: error.detail });
-        this.refuse(object, error.field, error.detail);
+        this.refusals.refuse(object, error.field, error.detail);
       }
     }
     const rejected = this.options.loop.setPods({ pods, problems });
     const staticRefusals = [...this.staticScan.problems];
     for (const r of rejected) {
       const object = objectsByOrigin.get(r.origin);
-      if (object && r.keptRunning) this.tellUpdateNotApplied(object, r.field, r.message);
-      else if (object) this.refuse(object, r.field, r.message, r.reason);
+      if (object && r.keptRunning) this.refusals.updateNotApplied(object, r.field, r.message);
+      else if (object) this.refusals.refuse(object, r.field, r.message, r.reason);
       else staticRefusals.push(r);
     }
-    this.reportStaticRefusals(staticRefusals);
-  }
-
-  /**
-   * A refused static manifest has no object in the apiserver: its event is the Node's, naming the
-   * file and the field, once per problem (a rescan does not send it again).
-   */
-  private reportStaticRefusals(problems: SourceProblem[]): void {
-    const next = new Set<string>();
-    for (const p of problems) {
-      const key = `${p.origin}\u0000${p.field}\u0000${p.message}`;
-      next.add(key);
-      if (this.reportedStaticProblems.has(key)) continue;
-      this.events.recordNode("Warning", "FailedValidation", `Refused pod manifest ${p.origin}: ${p.field ? `${p.field}: ` : ""}${p.message}`);
-    }
-    this.reportedStaticProblems = next;
-  }
-
-  /**
-   * An update of a running pod the node cannot apply: the pod goes on as it was; a Warning event
-   * says why, once per version of the object (and a log line, when the agent loop has not
-   * logged it: an update the host could not read never reaches the loop).
-   */
-  private tellUpdateNotApplied(object: PodObject, field: string, message: string, log = false): void {
-    const key = `${object.metadata.uid}@${object.metadata.resourceVersion ?? ""}`;
-    if (this.updatesTold.has(key)) return;
-    if (this.updatesTold.size >= 1024) this.updatesTold.clear();
-    this.updatesTold.add(key);
-    const { namespace, name, uid } = object.metadata;
-    const text = field ? `${field}: ${message}` : message;
-    if (log) this.options.log.log("warn", "Pod update not applied; the pod keeps running as it was", { pod: `${namespace}/${name}`, field, error: message });
-    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", reason: "UpdateNotApplied", message: `Pod update not applied, the pod keeps running as it was: ${text}` });
-  }
-
-  /** A pod the node cannot run: it fails, with why, as upstream's admission failures do. */
-  private refuse(object: PodObject, field: string, message: string, admissionReason?: string): void {
-    const uid = object.metadata.uid;
-    if (this.refused.has(uid) || object.status?.phase === "Failed") return;
-    this.refused.add(uid);
-    const { namespace, name } = object.metadata;
-    const text = field ? `${field}: ${message}` : message;
-    // A valid pod this node's admission refuses fails as upstream's rejectPod fails it; a pod
-    // nanolet cannot run at all says so.
-    const event = admissionReason ? { reason: admissionReason, message } : { reason: "FailedCreate", message: `Pod refused: ${text}` };
-    const status = admissionReason
-      ? { phase: "Failed", reason: admissionReason, message: `Pod was rejected: ${message}` }
-      : { phase: "Failed", reason: "UnsupportedPodSpec", message: `Pod refused by nanolet: ${text}` };
-    this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", ...event });
-    const body = { metadata: { uid }, status: { ...status, startTime: apiTime(Date.now()) } };
-    void this.options.client
-      .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json")
-      .catch((error) => {
-        this.refused.delete(uid); // try again with the next change
-        this.republish = true;
-        this.options.log.log("warn", "Could not fail a refused pod", { pod: `${namespace}/${name}`, error: (error as Error).message });
-      });
+    this.refusals.reportStatic(staticRefusals);
   }
 
   /**

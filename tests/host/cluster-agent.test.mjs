@@ -132,3 +132,28 @@ test("the node registers Ready, with the node events Starting and NodeReady", as
   assert.deepEqual(node.status.addresses[0], { type: "InternalIP", address: "10.1.2.3" });
   assert.equal(node.status.nodeInfo.containerRuntimeVersion, "fake://0.0.0");
 });
+
+test("an update the node cannot honour leaves the running pod alone, says why, and a deletion still goes through", async (t) => {
+  const { api, admin, runtime, log } = await setup(t);
+  await admin.request("POST", "/api/v1/namespaces/default/pods", podObject("web"));
+  await until("Running", () => api.get("pods", "default", "web")?.status?.phase === "Running");
+  const running = () => [...runtime.containers.values()].filter((c) => c.state === "running").map((c) => c.id);
+  const before = running();
+  assert.equal(before.length, 1);
+  const patch = (body) => admin.request("PATCH", "/api/v1/namespaces/default/pods/web", body, "application/merge-patch+json");
+  // The host cannot read it (a field nanolet does not implement)...
+  await patch({ spec: { runtimeClassName: "gvisor" } });
+  await until("the first refusal told", () => api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").length === 1);
+  // ...and the core refuses it (a debugger aimed at no container).
+  await patch({ spec: { runtimeClassName: null, ephemeralContainers: [{ name: "dbg", image: "busybox", targetContainerName: "nope" }] } });
+  await until("the second refusal told", () => api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").length === 2);
+  const told = api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").map((e) => e.message);
+  assert.match(told[0], /spec\.runtimeClassName/);
+  assert.match(told[1], /spec\.ephemeralContainers\[0\]\.targetContainerName: Not found/);
+  await new Promise((r) => setTimeout(r, 300)); // several relists
+  assert.deepEqual(running(), before, "the app was never stopped");
+  assert.equal(api.get("pods", "default", "web").status.phase, "Running");
+  assert.equal(log.find((l) => l.msg === "Pod update not applied; the pod keeps running as it was").length, 2, "logged once per refused version");
+  await admin.request("DELETE", "/api/v1/namespaces/default/pods/web", { gracePeriodSeconds: 1 });
+  await until("the pod stopped and gone", () => running().length === 0 && api.get("pods", "default", "web") === undefined, 15_000);
+});
