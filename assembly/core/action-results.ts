@@ -136,6 +136,7 @@ export class ActionResults {
   private hookDone(nowMs: u64, rec: PodRecord, flight: InFlight, error: string): void {
     if (flight.hookType == HookType.PreStop) {
       if (error.length > 0) this.ctx.event(rec, flight.containerName, EventType.Warning, "FailedPreStopHook", error);
+      if (!flight.stopAfterHook) return; // a sidecar: stopped at its turn
       const spentSeconds = <i64>((nowMs - flight.startedAtMs) / 1000);
       this.ctx.stopNow(rec, flight.containerId, flight.containerName, flight.graceSeconds - spentSeconds);
       return;

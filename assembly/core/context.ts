@@ -47,6 +47,9 @@ export class InFlight {
   hookType: i32 = -1;
   graceSeconds: i64 = 0;
   startedAtMs: u64 = 0;
+  /// A preStop hook is followed by the stop at once; not for a sidecar's, run at the start of the
+  /// pod's termination while it waits for its turn to stop.
+  stopAfterHook: bool = true;
 }
 
 /// The container `name` of `spec`, regular or init; null if none.
@@ -180,6 +183,14 @@ export class WorkerContext {
   stopContainer(rec: PodRecord, containerId: string, containerName: string, reasonMessage: string, graceSeconds: i64 = -1): void {
     const grace = graceSeconds >= 0 ? graceSeconds : rec.gracePeriodSeconds();
     this.event(rec, containerName, EventType.Normal, "Killing", reasonMessage);
+    if (this.runPreStop(rec, containerId, containerName, grace, true)) return;
+    this.stopNow(rec, containerId, containerName, grace);
+  }
+
+  /// Runs the container's preStop hook (if it has one, once per container, when there is time
+  /// left) with `grace` as its timeout; `thenStop`: the stop follows the hook with what is left.
+  /// Returns whether a hook was started.
+  runPreStop(rec: PodRecord, containerId: string, containerName: string, grace: i64, thenStop: bool): bool {
     const container = containerOfSpec(rec.lastSpec, containerName);
     if (container !== null && container.preStop !== null && grace > 0 && !rec.preStopRun.has(containerId)) {
       rec.preStopRun.add(containerId);
@@ -198,10 +209,11 @@ export class WorkerContext {
       flight.hookType = HookType.PreStop;
       flight.graceSeconds = grace;
       flight.startedAtMs = this.nowMs;
+      flight.stopAfterHook = thenStop;
       this.call(rec, kind, flight);
-      return;
+      return true;
     }
-    this.stopNow(rec, containerId, containerName, grace);
+    return false;
   }
 
   /// CRI StopContainer with `grace` seconds (at least upstream's minimal shutdown window: never

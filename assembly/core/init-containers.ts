@@ -120,6 +120,7 @@ export function stopLastSidecar(rec: PodRecord, ctx: WorkerContext, spec: PodSpe
     const live = liveInstance(rec.containers, container.name);
     if (live === null) continue;
     if (live.state == ContainerState.Created) ctx.removeContainer(rec, live.id, live.name);
+    else if (rec.stopAnnounced.has(live.id)) ctx.stopNow(rec, live.id, live.name, remainingGraceSeconds(rec, ctx.nowMs));
     else ctx.stopContainer(rec, live.id, live.name, "Stopping container " + live.name, remainingGraceSeconds(rec, ctx.nowMs));
     return true;
   }

@@ -94,6 +94,8 @@ export class PodRecord extends SlotOwner {
   postStartRunning: Set<string> = new Set();
   /// Containers whose preStop hook was run (once per container, however often it is stopped).
   preStopRun: Set<string> = new Set();
+  /// Sidecars whose Killing event went out at the start of the termination (they stop later).
+  stopAnnounced: Set<string> = new Set();
   /// One worker per container probe, and the spec they were made for.
   probeWorkers: ProbeWorker[] = [];
   probesForSpec: PodSpec | null = null;

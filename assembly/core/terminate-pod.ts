@@ -1,7 +1,7 @@
 // TerminatingPod and TerminatedPod steps (upstream syncTerminatingPod / syncTerminatedPod and
 // the cleanup of removed pods): stop every container at once with the pod's grace period, then
 // the sandboxes; for a removed pod, then remove containers, sandboxes and the pod cgroup.
-import { ContainerState, SandboxState } from "./model";
+import { ContainerState, EventType, PodSpec, SandboxState } from "./model";
 import { PodRecord } from "./pod-record";
 import { WorkerContext } from "./context";
 import { isSidecarName, stopLastSidecar } from "./init-containers";
@@ -14,7 +14,10 @@ import { isSidecarName, stopLastSidecar } from "./init-containers";
 export function terminatingStep(rec: PodRecord, ctx: WorkerContext): bool {
   let queued = false;
   const spec = rec.lastSpec;
-  if (rec.terminatingSinceMs == 0) rec.terminatingSinceMs = ctx.nowMs;
+  if (rec.terminatingSinceMs == 0) {
+    rec.terminatingSinceMs = ctx.nowMs;
+    if (spec !== null) queued = announceSidecarStops(rec, ctx, spec);
+  }
   for (let i = 0; i < rec.containers.length; i++) {
     const c = rec.containers[i];
     if (c.state == ContainerState.Exited) continue;
@@ -31,6 +34,22 @@ export function terminatingStep(rec: PodRecord, ctx: WorkerContext): bool {
     if (s.state != SandboxState.Ready) continue;
     ctx.stopSandbox(rec, s.id);
     queued = true;
+  }
+  return queued;
+}
+
+/// Upstream kills every container at once and each sidecar waits for its turn inside its kill:
+/// so a sidecar's Killing event and its preStop hook come at the start of the termination, with
+/// the others', and only its StopContainer waits. Returns whether a hook was queued.
+function announceSidecarStops(rec: PodRecord, ctx: WorkerContext, spec: PodSpec): bool {
+  let queued = false;
+  const grace = rec.gracePeriodSeconds();
+  for (let i = 0; i < rec.containers.length; i++) {
+    const c = rec.containers[i];
+    if (c.state != ContainerState.Running || !isSidecarName(spec, c.name)) continue;
+    ctx.event(rec, c.name, EventType.Normal, "Killing", "Stopping container " + c.name);
+    rec.stopAnnounced.add(c.id);
+    if (ctx.runPreStop(rec, c.id, c.name, grace, false)) queued = true;
   }
   return queued;
 }

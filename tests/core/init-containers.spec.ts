@@ -3,6 +3,7 @@
 // stopped last.
 import { Agent } from "../../assembly/core/agent";
 import { ActionTag, ContainerSpec, ContainerState, PodConditionType, PodPhase, PodSpec, PodStatus } from "../../assembly/core/model";
+import { HandlerTag, ProbeHandler } from "../../assembly/core/probe-types";
 import { FakeNode, config, spec } from "./fake-node";
 
 function initContainer(name: string, sidecar: bool = false): ContainerSpec {
@@ -163,6 +164,42 @@ describe("sidecars", () => {
     other.agent.handlePods(other.nowMs, []);
     other.runUntil(other.nowMs + 10_000);
     expect(stopTimeoutOf(other, "proxy")).toBe(2);
+  });
+});
+
+describe("sidecar termination ordering", () => {
+  it("a sidecar's Killing event and preStop hook come at the start, with the app's stop; its own stop waits for the app", () => {
+    const p = withInit("Always", [initContainer("proxy", true)]);
+    p.hasGracePeriod = true;
+    p.terminationGracePeriodSeconds = 10;
+    const hook = new ProbeHandler();
+    hook.tag = HandlerTag.Exec;
+    hook.command = ["true"];
+    p.initContainers[0].preStop = hook;
+    const node = start(p);
+    node.slowStopOf = "app";
+    node.slowStopMs = 3_000;
+    const startedAt = node.nowMs;
+    const mark = node.log.length;
+    node.agent.handlePods(node.nowMs, []);
+    node.runUntil(node.nowMs + 10_000);
+    expect(node.hooksRun.length).toBe(1);
+    expect(node.hooksRun[0]).toBe("proxy/1@" + startedAt.toString(), "the sidecar's preStop runs at once");
+    let killing = 0;
+    let hookAt = -1;
+    let proxyStopAt = -1;
+    let appStopAt = -1;
+    for (let i = mark; i < node.log.length; i++) {
+      const a = node.log[i];
+      if (a.kind.tag == ActionTag.PodEvent && a.kind.event!.reason == "Killing" && a.kind.event!.containerName == "proxy") killing++;
+      if (a.kind.tag == ActionTag.RunHook) hookAt = i;
+      if (a.kind.tag == ActionTag.StopContainer && a.kind.stop!.containerName == "app") appStopAt = i;
+      if (a.kind.tag == ActionTag.StopContainer && a.kind.stop!.containerName == "proxy") proxyStopAt = i;
+    }
+    expect(killing).toBe(1, "one Killing event for the sidecar");
+    expect(hookAt).toBeLessThan(proxyStopAt);
+    expect(appStopAt).toBeLessThan(proxyStopAt);
+    expect(stopTimeoutOf(node, "proxy")).toBe(7, "10 s less the 3 the app took");
   });
 });
 
