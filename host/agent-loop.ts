@@ -121,6 +121,22 @@ function terminationMessagesOf(spec: Record<string, any>): Record<string, { path
   return out;
 }
 
+/** The container a runtime call is about, for its log line (none for a sandbox's). */
+function containerOf(action: PlannedAction): { container?: string } {
+  const kind = action.kind;
+  switch (kind.tag) {
+    case "create-container":
+      return { container: kind.val.container.name };
+    case "start-container":
+    case "stop-container":
+    case "remove-container":
+    case "update-container-resources":
+      return { container: kind.val.containerName };
+    default:
+      return {};
+  }
+}
+
 export class AgentLoop {
   /** Undefined while a trapped core is being re-created. */
   private core: Core | undefined;
@@ -670,7 +686,7 @@ export class AgentLoop {
 
   private execute(action: PlannedAction, pod: string | undefined): void {
     const tag = action.kind.tag;
-    this.options.log.log("debug", "runtime call", { pod, action: tag, id: Number(action.id) });
+    this.options.log.log("debug", "runtime call", { pod, action: tag, ...containerOf(action), id: Number(action.id) });
     void this.executor.execute(action).then((result) => {
       if (result.outcome.tag === "err") {
         this.options.log.log("warn", "Runtime call failed", { pod, action: tag, error: result.outcome.val.message });
