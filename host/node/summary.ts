@@ -7,6 +7,7 @@ import path from "node:path";
 import type { RuntimeSnapshot } from "../core-types.js";
 import { podLogDirectory } from "../executor.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
+import { nodeIo, nodeNetwork, nodeSwap } from "./node-extras.js";
 import { directoryBytes, meminfoWorkingSetBytes, podCgroupPaths, readMeminfo, readProcessCounts, readText, statField } from "./stats.js";
 
 /** Readings kept for rates: one per cgroup seen, bounded. */
@@ -45,6 +46,8 @@ export interface SummaryOptions {
   nodefsPath: string;
   imagefsPath: string;
   procRoot?: string;
+  /** /sys, replaceable in tests (network interfaces). */
+  sysRoot?: string;
 }
 
 /** Bytes of each entry of `dir` (a directory's whole tree, a file's size). */
@@ -171,6 +174,9 @@ export class SummaryProvider {
       fs: nodefs,
       runtime: { imageFs: this.filesystem(this.options.imagefsPath, nowMs) },
       rlimit: { time, ...(processes ? { maxpid: processes.max, curproc: processes.current } : {}) },
+      io: nodeIo(time, this.procRoot),
+      network: nodeNetwork(time, this.options.sysRoot),
+      swap: nodeSwap(time, meminfo),
     };
     const cgroups = this.podCgroups();
     const running = new Map<string, RuntimeSnapshot["containers"]>();

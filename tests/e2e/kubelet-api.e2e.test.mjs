@@ -365,6 +365,11 @@ if (skip) {
       assert.ok(summary.node.fs.capacityBytes > 0);
       assert.ok(summary.node.runtime.imageFs.capacityBytes > 0);
       assert.ok(summary.node.rlimit.maxpid > 0);
+      // The node's network (eth0's figures at the top when it has one), swap and I/O pressure.
+      assert.ok(summary.node.network.interfaces.length > 0 && summary.node.network.interfaces.every((i) => i.name !== "lo" && Number.isInteger(i.rxBytes)));
+      assert.equal(summary.node.network.name, summary.node.network.interfaces.find((i) => i.name === "eth0")?.name ?? summary.node.network.interfaces[0].name);
+      assert.ok(Number.isInteger(summary.node.swap.swapAvailableBytes) && Number.isInteger(summary.node.swap.swapUsageBytes));
+      if (fs.existsSync("/proc/pressure/io")) assert.ok(Number.isInteger(summary.node.io.psi.some.total) && typeof summary.node.io.psi.full.avg10 === "number");
       const talker = summary.pods.find((p) => p.podRef.name === "talker");
       assert.ok(talker, "talker in the summary");
       assert.equal(talker.podRef.namespace, "default");
