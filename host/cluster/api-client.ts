@@ -42,6 +42,14 @@ const REQUEST_TIMEOUT_MS = 30_000;
  */
 export const CREDENTIALS_PENDING = "CredentialsPending";
 
+/**
+ * Whether the apiserver refused the request itself (BadRequest, Forbidden, Invalid): sending the
+ * same bytes again cannot help, unlike an outage or a timeout.
+ */
+export function isRefusal(error: unknown): error is ApiStatusError {
+  return error instanceof ApiStatusError && (error.code === 400 || error.code === 403 || error.code === 422);
+}
+
 /** The log level of a failed call: a wait for the node's certificate is not a warning. */
 export function failureLevel(error: unknown): "warn" | "debug" {
   return error instanceof ApiStatusError && error.reason === CREDENTIALS_PENDING ? "debug" : "warn";

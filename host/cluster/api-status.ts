@@ -91,18 +91,7 @@ function quantities(list: { name: string; quantity: string }[]): Record<string, 
 /** Conditions the node sets only while they hold: gone from the core's list, they are deleted. */
 const TRANSIENT_CONDITIONS = ["PodResizePending", "PodResizeInProgress"];
 
-/**
- * A list the node owns whole, as a strategic merge patch must say it: `podIPs` and `hostIPs`
- * merge by `ip` in the apiserver, so a plain list would be added to what is there (a sandbox
- * replaced with a new address would report both, which the apiserver refuses: one IP per
- * family). The `$patch: replace` element makes the list exactly this one, whatever the
- * apiserver held, without needing to know it.
- */
-export function replacedList<T extends object>(items: T[]): (T | { $patch: "replace" })[] {
-  return [...items, { $patch: "replace" }];
-}
-
-/** The `status` object of the patch. */
+/** The pod's status as the apiserver writes it (statusPatch makes the patch of it). */
 export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<string, unknown> {
   const current = ctx.current ?? {};
   const conditions = status.conditions.map((c) => {
@@ -116,17 +105,13 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     // be cleared (null), or the old one stays beside the new status.
     return { type, observedGeneration: ctx.generation, status: value, reason: c.reason || null, message: c.message || null, lastProbeTime: null, lastTransitionTime };
   });
-  for (const type of TRANSIENT_CONDITIONS) {
-    const held = (current.conditions ?? []).some((k: any) => k.type === type);
-    if (held && !conditions.some((c) => c.type === type)) conditions.push({ type, $patch: "delete" } as any);
-  }
   const podIp = ctx.hostNetwork ? ctx.nodeIp : (status.sandboxId && ctx.podIpOf?.(status.sandboxId)) || "";
   const out: Record<string, unknown> = {
     observedGeneration: ctx.generation,
     phase: PHASES[status.phase],
     conditions,
     hostIP: ctx.nodeIp,
-    hostIPs: replacedList([{ ip: ctx.nodeIp }]),
+    hostIPs: [{ ip: ctx.nodeIp }],
     containerStatuses: status.containerStatuses.map((c) => containerStatus(c, ctx)),
   };
   if ((status.initContainerStatuses ?? []).length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
@@ -136,7 +121,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
   }
   if (podIp) {
     out.podIP = podIp;
-    out.podIPs = replacedList([{ ip: podIp }]);
+    out.podIPs = [{ ip: podIp }];
   }
   // The apiserver's reason stays unless the core gives one (upstream keeps pod.Status.Reason):
   // after an agent restart an evicted pod is still Evicted.
@@ -147,7 +132,22 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
   return out;
 }
 
-/** The whole patch: the uid makes the apiserver refuse it if the pod was replaced. */
-export function statusPatch(uid: string, status: Record<string, unknown>): Record<string, unknown> {
-  return { metadata: { uid }, status };
+/**
+ * The strategic merge patch of `status` over `current` (what the apiserver holds, if known). The
+ * uid makes the apiserver refuse it if the pod was replaced. `podIPs` and `hostIPs` merge by `ip`
+ * in the apiserver: a plain list would be added to what is there (a sandbox replaced with a new
+ * address would report both, which the apiserver refuses: one IP per family), so they carry a
+ * `$patch: replace` element, which makes each exactly the node's list without knowing the old.
+ * A condition the node sets only while it holds, gone from the status, is deleted.
+ */
+export function statusPatch(uid: string, status: Record<string, any>, current: Record<string, any> = {}): Record<string, unknown> {
+  const patch: Record<string, any> = { ...status };
+  for (const list of ["podIPs", "hostIPs"]) if (Array.isArray(status[list])) patch[list] = [...status[list], { $patch: "replace" }];
+  const conditions: Record<string, unknown>[] = [...(status.conditions ?? [])];
+  for (const type of TRANSIENT_CONDITIONS) {
+    const held = (current.conditions ?? []).some((k: any) => k.type === type);
+    if (held && !conditions.some((c) => c.type === type)) conditions.push({ type, $patch: "delete" });
+  }
+  patch.conditions = conditions;
+  return { metadata: { uid }, status: patch };
 }

@@ -4,7 +4,7 @@
 // is replaced, a missing one created. Mirror pods are never run: the static pod is.
 import type { Logger } from "../log.js";
 import type { SourcePod } from "../sources/static-pods.js";
-import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel, isRefusal } from "./api-client.js";
 import type { PodObject } from "./pod-reflector.js";
 
 export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
@@ -38,9 +38,6 @@ export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: strin
     spec: { ...spec, nodeName, tolerations: [...tolerations, TOLERATE_NO_EXECUTE] },
   };
 }
-
-/** Answers that say the mirror pod itself is wrong or not this node's to make: not sent again as it is. */
-const REFUSALS = new Set([400, 403, 422]);
 
 export class MirrorPods {
   private busy = new Set<string>();
@@ -95,7 +92,7 @@ export class MirrorPods {
         try {
           await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)));
         } catch (error) {
-          if (!(error instanceof ApiStatusError && REFUSALS.has(error.code))) throw error;
+          if (!isRefusal(error)) throw error;
           // The same object would be refused again: said once, tried again when the file changes.
           this.refused.add(pod.spec.uid);
           this.log.log("error", "Mirror pod refused by the apiserver; the static pod runs without one until its manifest changes", { pod: key, code: error.code, error: error.message.slice(0, 400) });

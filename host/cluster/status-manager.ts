@@ -9,7 +9,7 @@
 // again, it waits (logged once) for a newer status or a change of the object.
 import type { PodStatus } from "../core-types.js";
 import type { Logger } from "../log.js";
-import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
+import { ApiClient, ApiStatusError, failureLevel, isRefusal } from "./api-client.js";
 import { apiPodStatus, statusPatch, type StatusContext } from "./api-status.js";
 
 export const STATUS_SYNC_PERIOD_MS = 10_000;
@@ -35,11 +35,6 @@ export interface StatusTarget {
   spec?: Record<string, any>;
 }
 
-/**
- * Answers that say the patch itself is wrong for the object as it is (Invalid, BadRequest) or not
- * this node's to write (Forbidden): sending the same bytes again cannot help.
- */
-const REFUSALS = new Set([400, 403, 422]);
 /** How much of the apiserver's words goes into the log (its message quotes what was sent). */
 const REFUSAL_LOG_CHARS = 400;
 
@@ -197,14 +192,14 @@ export class StatusManager {
     const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.name)}`;
     try {
       if (patch) {
-        const watchedVersion = target.resourceVersion ?? "";
-        const sent = await this.patchOrRecover(path, status, target);
-        if (sent === undefined) {
+        const answer = await this.patchOrRecover(path, status, target);
+        if ("refusedAt" in answer) {
           entry.sentVersion = status.version;
           entry.sentTo = target.uid;
-          entry.refusedAt = [watchedVersion, target.resourceVersion ?? ""];
+          entry.refusedAt = [target.resourceVersion ?? "", answer.refusedAt];
           return;
         }
+        const sent = answer.sent;
         this.patchCount++;
         entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(sent)));
         entry.sentAtMs = (this.options.nowMs ?? Date.now)();
@@ -243,37 +238,37 @@ export class StatusManager {
   }
 
   /**
-   * Patches the status; returns what was sent, or undefined when the apiserver refused it twice.
+   * Patches the status; returns what was sent, or the resourceVersion of the object as read back
+   * when the apiserver refused it twice.
    * A refusal (Invalid, BadRequest, Forbidden) is first understood: the object is read back and
    * the status built against what the apiserver holds now (the watch may have been behind, or
    * someone else wrote the status), then sent once more. Other errors throw (retried later).
    */
-  private async patchOrRecover(path: string, status: PodStatus, target: StatusTarget): Promise<Record<string, unknown> | undefined> {
+  private async patchOrRecover(path: string, status: PodStatus, target: StatusTarget): Promise<{ sent: Record<string, unknown> } | { refusedAt: string }> {
     const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation, podSpec: t.spec });
     const patchWith = async (t: StatusTarget) => {
       const body = build(t);
-      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body), "application/strategic-merge-patch+json");
+      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body, t.current), "application/strategic-merge-patch+json");
       return body;
     };
     try {
-      return await patchWith(target);
+      return { sent: await patchWith(target) };
     } catch (error) {
-      if (!(error instanceof ApiStatusError) || !REFUSALS.has(error.code)) throw error;
+      if (!isRefusal(error)) throw error;
       const fresh = (await this.options.client.request("GET", path)) as Record<string, any>;
       // A different object of the same name: the uid precondition answers for it (409) below.
       const reread: StatusTarget = { ...target, current: fresh?.status, generation: fresh?.metadata?.generation, resourceVersion: fresh?.metadata?.resourceVersion };
       try {
-        return await patchWith(reread);
+        return { sent: await patchWith(reread) };
       } catch (again) {
-        if (!(again instanceof ApiStatusError) || !REFUSALS.has(again.code)) throw again;
+        if (!isRefusal(again)) throw again;
         this.refusalCount++;
-        target.resourceVersion = reread.resourceVersion;
         this.options.log.log("error", "Pod status refused by the apiserver; sent again only when the pod or its status changes", {
           pod: `${target.namespace}/${target.name}`,
           code: again.code,
           error: again.message.length > REFUSAL_LOG_CHARS ? `${again.message.slice(0, REFUSAL_LOG_CHARS)}...` : again.message,
         });
-        return undefined;
+        return { refusedAt: reread.resourceVersion ?? "" };
       }
     }
   }

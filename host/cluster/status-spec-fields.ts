@@ -3,23 +3,18 @@
 // and the pod's `resources` (its containers' requests and limits added up, as the pod is sized).
 import type { ContainerStatus } from "../core-types.js";
 import { quantityValue } from "../env/container-env.js";
+import { containerNamed } from "../pod-runtime/security-context.js";
 
 type Json = Record<string, any>;
 
 const list = (value: unknown): Json[] => (Array.isArray(value) ? value.filter((v) => v && typeof v === "object") : []);
-
-/** The spec's container `name` of any list, or undefined. */
-function containerOf(spec: Json | undefined, name: string): Json | undefined {
-  if (!spec) return undefined;
-  return [...list(spec.containers), ...list(spec.initContainers), ...list(spec.ephemeralContainers)].find((c) => c.name === name);
-}
 
 /**
  * `containerStatuses[].volumeMounts`: the container's mounts by name and path; a read-only one says
  * `recursiveReadOnly: Disabled` (nanolet makes no mount recursively read-only).
  */
 export function volumeMountStatuses(spec: Json | undefined, containerName: string): Json[] | undefined {
-  const mounts = list(containerOf(spec, containerName)?.volumeMounts);
+  const mounts = list(spec ? containerNamed(spec, containerName).volumeMounts : undefined);
   if (mounts.length === 0) return undefined;
   return mounts.map((m) => ({
     name: m.name,

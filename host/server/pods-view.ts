@@ -28,13 +28,8 @@ export function podListItems(table: PodTable, nodeName: string, source: PodsView
       ? apiPodStatus(core, { ...context, hostNetwork: pod.spec.hostNetwork, current: manifest.status, generation: metadata.generation, podSpec: manifest.spec })
       : { phase: "Pending" };
     const served = { ...(manifest.status?.qosClass ? { qosClass: manifest.status.qosClass } : {}), ...status };
-    items.push({ kind: "Pod", apiVersion: "v1", metadata, spec, status: JSON.parse(JSON.stringify(served, withoutPatchDirectives)) });
+    items.push({ kind: "Pod", apiVersion: "v1", metadata, spec, status: JSON.parse(JSON.stringify(served)) });
   }
   return items;
 }
 
-/** A served pod is an object, not a patch: the lists' `$patch` directives are dropped. */
-function withoutPatchDirectives(_key: string, value: unknown): unknown {
-  if (Array.isArray(value)) return value.filter((v) => !(v && typeof v === "object" && "$patch" in v));
-  return value;
-}

@@ -76,7 +76,7 @@ export class SimApiserver {
   publish(uid: string, status: PodStatus, hostNetwork: boolean, nowMs: number): void {
     const current = this.statuses.get(uid);
     const body = apiPodStatus(status, { nodeIp: "10.0.0.1", hostNetwork, runtimeName: "containerd", imageRefOf: () => undefined, podIpOf: (id) => this.ipOf(id), current });
-    const patch = statusPatch(uid, body).status as Json;
+    const patch = statusPatch(uid, body, current).status as Json;
     const merged = strategicMerge(current, JSON.parse(JSON.stringify(patch)));
     const refusal = statusRefusal(current, merged);
     if (refusal) {

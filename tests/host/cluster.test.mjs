@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { ApiClient } from "../../dist/cluster/api-client.js";
-import { apiPodStatus } from "../../dist/cluster/api-status.js";
+import { apiPodStatus, statusPatch } from "../../dist/cluster/api-status.js";
 import { EventRecorder } from "../../dist/cluster/events.js";
 import { readyCondition } from "../../dist/cluster/node-object.js";
 import { PodReflector } from "../../dist/cluster/pod-reflector.js";
@@ -164,7 +164,10 @@ test("status conversion: allocated and applied resources; a resize condition the
   const c = out.containerStatuses[0];
   assert.deepEqual(c.allocatedResources, { memory: "64Mi" });
   assert.deepEqual(c.resources, { requests: { memory: "32Mi" }, limits: { memory: "64Mi", cpu: "500m" } });
-  assert.deepEqual(out.conditions.find((k) => k.type === "PodResizeInProgress"), { type: "PodResizeInProgress", $patch: "delete" });
+  assert.equal(out.conditions.find((k) => k.type === "PodResizeInProgress"), undefined, "the status does not have it");
+  const patch = statusPatch("u", out, { conditions: [{ type: "PodResizeInProgress", status: "True" }, { type: "Ready", status: "True" }] });
+  assert.deepEqual(patch.status.conditions.find((k) => k.type === "PodResizeInProgress"), { type: "PodResizeInProgress", $patch: "delete" }, "the patch deletes it");
+  assert.deepEqual(patch.status.hostIPs, [{ ip: "10.0.0.5" }, { $patch: "replace" }], "the node's IPs replace what the apiserver holds");
   const resizing = coreStatus(2n, { conditions: [{ conditionType: "pod-resize-in-progress", status: true, reason: "", message: "", lastTransitionMs: 1_764_000_000_000n }] });
   const held = apiPodStatus(resizing, { ...ctx, current: { conditions: [{ type: "PodResizeInProgress", status: "True" }] } });
   assert.equal(held.conditions.length, 1);
