@@ -22,7 +22,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LAUNCHER = `#!/bin/sh
 # nanolet's launcher: the bundled agent on the Node.js beside it (bin/node) or on the PATH.
 # MALLOC_MMAP_THRESHOLD_ keeps glibc from holding freed manifest-sized buffers in a fragmented heap;
-# --max-semi-space-size=1 trades a little GC time for a smaller young generation (see README).
+# --max-semi-space-size=1 trades a little GC time for a smaller young generation (see docs/benchmarks.md).
 here=$(dirname "$(readlink -f "$0")")
 node="$here/node"
 [ -x "$node" ] || node=node

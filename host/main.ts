@@ -56,13 +56,13 @@ const USAGE = `Usage:
   nanolet sim [flags]      run the core on a simulated node (see nanolet sim --help)
   nanolet version          this build's version
   nanolet install [--root DIR] [--no-enable] [--now]
-                           put this artifact in place as a systemd service (root; see README)
+                           put this artifact in place as a systemd service (root; see docs/running.md)
   nanolet uninstall [--root DIR] [--purge]
                            take it out again (--purge: its config and state too)
 
 Flags of run (a flag given wins over the same setting in --config):
   --config FILE                      a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; its
-                                     fields default as the kubelet's do (see README: Configuration)
+                                     fields default as the kubelet's do (see docs/running.md)
   --pod-manifest-path DIR            static pod manifests (default /etc/kubernetes/manifests)
   --container-runtime-endpoint URL   CRI socket (default unix:///run/containerd/containerd.sock)
   --hostname-override NAME           node name (default: the host name)
@@ -371,7 +371,7 @@ async function run(argv: string[]): Promise<number> {
   certificates?.start();
   let servingCertificates: CertificateManager | undefined;
   const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
-  // What a node restarted without its apiserver needs to run its pods again (README: Offline).
+  // What a node restarted without its apiserver needs to run its pods again (docs/cluster.md: Offline).
   const checkpointDir = path.join(rootDir, "checkpoints");
   const checkpointProblem = (problem: CheckpointProblem) =>
     cluster?.events.recordNode("Warning", "CheckpointCorrupt", `Skipped checkpoint ${problem.file}: ${problem.reason}`);

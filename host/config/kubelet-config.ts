@@ -28,7 +28,7 @@ interface FieldSpec {
   /** The flag that sets it, if any, and how its text reads. */
   flag?: string;
   flagSyntax?: FlagSyntax;
-  /** The value without --config, where nanolet's flags default differently from the file (see README). */
+  /** The value without --config, where nanolet's flags default differently from the file (docs/running.md says why). */
   flagDefault?: unknown;
 }
 

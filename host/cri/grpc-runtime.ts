@@ -94,7 +94,7 @@ export class GrpcRuntime implements Runtime {
     const credentials = grpc.credentials.createInsecure();
     // One channel each; containerd serves both services on the same socket.
     // grpc-js waits between reconnection attempts 1 s growing by 1.6x to 120 s: after a
-    // two-minute outage it saw containerd back only ~26 s later. README promises 100 ms doubling
+    // two-minute outage it saw containerd back only ~26 s later. docs/behaviour.md promises 100 ms doubling
     // to 2 s, the retry policy's own steps.
     const channelOptions = {
       "grpc.max_receive_message_length": 16 * 1024 * 1024,

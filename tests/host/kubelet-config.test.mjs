@@ -25,7 +25,7 @@ function configFile(body, header = "apiVersion: kubelet.config.k8s.io/v1beta1\nk
 
 const resolve = (body, flags = {}, hasKubeconfig = true) => resolveConfig({ file: body === undefined ? undefined : configFile(body), flags, hasKubeconfig });
 
-/** Fields nanolet defaults differently from the kubelet on purpose (README says why). */
+/** Fields nanolet defaults differently from the kubelet on purpose (docs/running.md says why). */
 const DELIBERATE = new Set(["staticPodPath"]);
 
 test("every field's default with --config is the upstream kubelet's own (its /configz)", () => {
