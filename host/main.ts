@@ -599,8 +599,13 @@ export async function main(argv: string[]): Promise<number> {
     if (command === "run") return await run(rest);
     if (command === "pods") return await pods(rest);
     if (command === "sim") return await simCommand(rest);
-    process.stdout.write(USAGE);
-    return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+    if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    // The word is shown cut and escaped: it is input, and may be anything.
+    process.stderr.write(`nanolet: unknown command ${JSON.stringify(command.slice(0, 64))}\n\n${USAGE}`);
+    return 2;
   } catch (error) {
     process.stderr.write(`nanolet: ${(error as Error).message}\n`);
     return error instanceof StartupError ? 1 : 2;

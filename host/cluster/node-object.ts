@@ -5,8 +5,8 @@ import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
 import { PLEG_UNHEALTHY_AFTER_MS } from "../pleg-policy.js";
 
-/** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.0. */
-export const KUBELET_VERSION = "v1.36.0+nanolet";
+/** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.2. */
+export const KUBELET_VERSION = "v1.36.2+nanolet";
 export const MAX_PODS = 110;
 /** Upstream's hard eviction defaults, which allocatable keeps aside. */
 export const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;

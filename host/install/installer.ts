@@ -125,8 +125,9 @@ function treeDigest(dir: string): string {
 /** Writes `content` to `file` unless it already says that; `keep`: never replace an existing file. */
 function writeFile(file: string, content: string, mode: number, keep: boolean, log: (line: string) => void): void {
   if (fs.existsSync(file)) {
-    if (keep) return log(`kept      ${file} (yours)`);
+    // Compared first: a file this installer wrote and nobody changed is not "yours".
     if (fs.readFileSync(file, "utf8") === content) return log(`unchanged ${file}`);
+    if (keep) return log(`kept      ${file} (changed by you)`);
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.nanolet-new`;

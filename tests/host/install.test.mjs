@@ -96,7 +96,9 @@ test("install into a root: the service, the config with every default, directori
   const again = nanolet(["install", "--root", root, "--no-enable"]);
   assert.equal(again.status, 0, again.stderr);
   assert.doesNotMatch(again.stdout, /^(wrote|installed|linked|made) /m, again.stdout);
-  assert.match(again.stdout, /kept +.*config\.yaml \(yours\)/);
+  assert.match(again.stdout, /kept +.*config\.yaml \(changed by you\)/);
+  // The flags file nobody edited is the installer's own, not the operator's.
+  assert.match(again.stdout, /unchanged +.*etc\/default\/nanolet$/m);
   assert.deepEqual(mtimes(), before);
   assert.match(fs.readFileSync(configFile, "utf8"), /maxPods: 20\n$/);
 });
