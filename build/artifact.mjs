@@ -37,7 +37,7 @@ export function packageVersion() {
 /** Builds the artifact under `outDir`; returns its directory. */
 export async function buildArtifact({ outDir = path.join(root, "build/out/artifact"), arch = process.arch, node } = {}) {
   const coreJs = path.join(root, "build/out/core-js");
-  if (!fs.existsSync(path.join(root, "dist/main.js")) || !fs.existsSync(coreJs)) throw new Error("run `npm run build` first");
+  if (!fs.existsSync(path.join(root, "dist/cli/main.js")) || !fs.existsSync(coreJs)) throw new Error("run `npm run build` first");
   const version = packageVersion();
   const dir = path.join(outDir, `nanolet-${version}-linux-${arch}`);
   fs.rmSync(dir, { recursive: true, force: true });
@@ -46,7 +46,7 @@ export async function buildArtifact({ outDir = path.join(root, "build/out/artifa
   const { build } = await import("esbuild");
   await build({
     stdin: {
-      contents: 'import { main } from "./dist/main.js";\nconst code = await main(process.argv.slice(2));\nif (code !== 0) process.exit(code);\n',
+      contents: 'import { main } from "./dist/cli/main.js";\nconst code = await main(process.argv.slice(2));\nif (code !== 0) process.exit(code);\n',
       resolveDir: root,
       sourcefile: "nanolet-entry.mjs",
     },

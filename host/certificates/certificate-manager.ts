@@ -15,7 +15,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { stringify } from "yaml";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { ApiClient, ApiStatusError } from "../cluster/api-client.js";
 import type { ClusterAccess } from "../cluster/kubeconfig.js";
 import { newKeyAndRequest } from "./csr.js";

@@ -8,7 +8,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { FILE_LIMITS, readBoundedText } from "../files/bounded-file.js";
 
 /** The checkpoint format; a file of another version is skipped (and reported). */

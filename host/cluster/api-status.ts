@@ -1,7 +1,7 @@
 // The core's pod status in the apiserver's words: the body of a strategic merge patch of
 // `pods/<name>/status`. Pure: the host's extra knowledge (node IP, image digests, the runtime's
 // name, what the apiserver already holds) comes in as arguments.
-import type { ContainerStatus, PodCondition, PodStatus, TerminatedState } from "../core-types.js";
+import type { ContainerStatus, PodCondition, PodStatus, TerminatedState } from "../core/types.js";
 import { podResourcesStatus, volumeMountStatuses } from "./status-spec-fields.js";
 
 export interface StatusContext {

@@ -2,10 +2,10 @@
 // core's statuses and events out to the apiserver, mirror pods, the Node and its Lease. The
 // agent loop and the core know nothing of the apiserver; a lost apiserver leaves pods as they
 // are (the last list stays desired) and everything unsent goes out when it is back.
-import type { PlannedAction } from "../core-types.js";
-import type { AgentLoop } from "../agent-loop.js";
+import type { PlannedAction } from "../core/types.js";
+import type { AgentLoop } from "../agent/agent-loop.js";
 import type { ImageInfo, Runtime } from "../cri/runtime.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { readMachineInfo, type MachineInfo } from "../node/machine.js";
 import { ManifestError, podFromApiObject } from "../sources/manifest.js";
 import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";

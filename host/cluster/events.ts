@@ -5,7 +5,7 @@
 // minutes; the whole node sends at
 // most 50 per second with a burst of 100 (kubelet eventRecordQPS / eventBurst). Refused or
 // failed events are counted and dropped: events are best effort.
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { ApiClient } from "./api-client.js";
 
 export const AGGREGATE_WINDOW_MS = 10 * 60_000;

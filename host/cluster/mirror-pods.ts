@@ -2,7 +2,7 @@
 // shows it. A mirror pod carries the annotation `kubernetes.io/config.mirror` with the static
 // pod's hash (its uid here); one whose hash matches no static pod is deleted, an outdated one
 // is replaced, a missing one created. Mirror pods are never run: the static pod is.
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import type { SourcePod } from "../sources/static-pods.js";
 import { ApiClient, ApiStatusError, failureLevel, isRefusal } from "./api-client.js";
 import type { PodObject } from "./pod-reflector.js";

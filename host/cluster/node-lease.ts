@@ -2,7 +2,7 @@
 // 40 s long, renewed every 10 s with a jitter of 4% (component-helpers' lease controller). A failed renewal is
 // retried with a back-off from 200 ms doubling up to 7 s, at most 5 times, then waits for the
 // next period; a conflict re-reads the lease.
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 
 export const LEASE_DURATION_SECONDS = 40;

@@ -1,6 +1,6 @@
 // Registers the Node and keeps its status: computed every 10 s, sent when it changed (heartbeat
 // times aside) or at least every 5 min, as a strategic merge patch of `nodes/<name>/status`.
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import type { MachineInfo } from "../node/machine.js";
 import { ApiClient, ApiStatusError, failureLevel } from "./api-client.js";
 import { apiTime } from "./api-status.js";

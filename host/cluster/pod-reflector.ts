@@ -4,7 +4,7 @@
 // (`fieldSelector=spec.nodeName=<node>`, merged with static pods by the pod manager); the same
 // reflector keeps the Services that make the service environment variables.
 import { ApiClient, ApiStatusError, CREDENTIALS_PENDING, type WatchEvent } from "./api-client.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 
 export type PodObject = Record<string, any>;
 

@@ -1,7 +1,7 @@
 // What the node says about pods it will not run as given: a new apiserver pod it cannot run fails
 // (as upstream's admission failures do), an update of a running pod it cannot apply is told and
 // the pod goes on, a refused static manifest becomes a Node event. Each is said once.
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import type { SourceProblem } from "../sources/static-pods.js";
 import type { ApiClient } from "./api-client.js";
 import { apiTime } from "./api-status.js";

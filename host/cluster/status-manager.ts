@@ -7,8 +7,8 @@
 // uid precondition. A patch the apiserver refuses as invalid is not retried blindly: the pod is
 // read back, the status built again against what the apiserver holds and sent once more; refused
 // again, it waits (logged once) for a newer status or a change of the object.
-import type { PodStatus } from "../core-types.js";
-import type { Logger } from "../log.js";
+import type { PodStatus } from "../core/types.js";
+import type { Logger } from "../common/log.js";
 import { ApiClient, ApiStatusError, failureLevel, isRefusal } from "./api-client.js";
 import { apiPodStatus, statusPatch, type StatusContext } from "./api-status.js";
 

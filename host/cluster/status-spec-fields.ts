@@ -1,7 +1,7 @@
 // The parts of a pod's status the kubelet takes from the pod's spec rather than from the runtime:
 // each container's `volumeMounts` (what the spec mounts, read-only ones with their recursive mode)
 // and the pod's `resources` (its containers' requests and limits added up, as the pod is sized).
-import type { ContainerStatus } from "../core-types.js";
+import type { ContainerStatus } from "../core/types.js";
 import { quantityValue } from "../env/container-env.js";
 import { containerNamed } from "../pod-runtime/security-context.js";
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
-import { printable } from "../log.js";
+import { printable } from "../common/log.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";

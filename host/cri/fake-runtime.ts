@@ -1,9 +1,8 @@
 // An in-memory CRI runtime with the real lifecycle and state names, for host unit tests (and
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
 import * as protoLoader from "@grpc/proto-loader";
-import { CRI_PROTO_PATH } from "../asset-paths.js";
+import { CRI_PROTO_PATH } from "../common/asset-paths.js";
 import type { RegistryAuth } from "./pull-secrets.js";
-import { ContainerRows, SandboxRows, scanContainerList, scanSandboxList } from "./list-scanning.js";
 import {
   ContainerConfig,
   ContainerResources,
@@ -139,12 +138,12 @@ export class FakeRuntime implements Runtime {
     return [...this.sandboxes.values()].filter((s) => matches(s.labels, selector)).map(({ config, ...info }) => ({ ...info }));
   }
 
-  async scanPodSandboxes(selector: Record<string, string>): Promise<SandboxRows> {
+  async listPodSandboxBytes(selector: Record<string, string>): Promise<Buffer> {
     const items = (await this.listPodSandboxes(selector)).map((s) => ({
       id: s.id, metadata: { name: s.podName, uid: s.podUid, namespace: s.podNamespace, attempt: s.attempt },
       state: s.state === "ready" ? "SANDBOX_READY" : "SANDBOX_NOTREADY", createdAt: String(s.createdAtNs), labels: s.labels, annotations: s.annotations,
     }));
-    return scanSandboxList(serializers().sandboxes({ items }));
+    return serializers().sandboxes({ items });
   }
 
   async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
@@ -226,12 +225,12 @@ export class FakeRuntime implements Runtime {
       }));
   }
 
-  async scanContainers(selector: Record<string, string>): Promise<ContainerRows> {
+  async listContainersBytes(selector: Record<string, string>): Promise<Buffer> {
     const containers = (await this.listContainers(selector)).map((c) => ({
       id: c.id, podSandboxId: c.sandboxId, metadata: { name: c.name, attempt: c.attempt }, image: { image: c.image }, imageRef: c.imageRef ?? "",
       state: CRI_CONTAINER_STATES[c.state], createdAt: String(c.createdAtNs), labels: c.labels, annotations: c.annotations,
     }));
-    return scanContainerList(serializers().containers({ containers }));
+    return serializers().containers({ containers });
   }
 
   async containerStatus(id: string): Promise<ContainerDetail> {

@@ -24,10 +24,9 @@ import {
   type ImageUser,
   type SecurityProfile,
 } from "./runtime.js";
-import { CRI_PROTO_PATH } from "../asset-paths.js";
-import { bytesField } from "../proto-wire.js";
+import { CRI_PROTO_PATH } from "../common/asset-paths.js";
+import { bytesField } from "../common/proto-wire.js";
 import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
-import { ContainerRows, SandboxRows, scanContainerList, scanSandboxList } from "./list-scanning.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
@@ -184,8 +183,8 @@ export class GrpcRuntime implements Runtime {
     return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, decodeSandboxList);
   }
 
-  async scanPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxRows> {
-    return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, scanSandboxList);
+  async listPodSandboxBytes(labelSelector: Record<string, string>): Promise<Buffer> {
+    return this.callDecoding(this.listPodSandboxWire, "ListPodSandbox", { filter: { labelSelector } }, (bytes) => bytes);
   }
 
   async createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string> {
@@ -236,8 +235,8 @@ export class GrpcRuntime implements Runtime {
     return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, decodeContainerList);
   }
 
-  async scanContainers(labelSelector: Record<string, string>): Promise<ContainerRows> {
-    return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, scanContainerList);
+  async listContainersBytes(labelSelector: Record<string, string>): Promise<Buffer> {
+    return this.callDecoding(this.listContainersWire, "ListContainers", { filter: { labelSelector } }, (bytes) => bytes);
   }
 
   async containerStatus(id: string): Promise<ContainerDetail> {

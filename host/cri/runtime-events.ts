@@ -9,8 +9,8 @@
 //   an exit, with its status, is relisted at once; the periodic relist stays on.
 // A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
-import { readBytesField, readVarintField } from "../proto-wire.js";
-import { MAX_CRI_STREAM_FAILURES } from "../pleg-policy.js";
+import { readBytesField, readVarintField } from "../common/proto-wire.js";
+import { MAX_CRI_STREAM_FAILURES } from "../relist/pleg-policy.js";
 
 export type RuntimeEventSourceName = "cri" | "containerd" | "none";
 

@@ -1,7 +1,6 @@
 // The container runtime as nanolet's host sees it: the CRI calls it makes, in plain types.
 // Implementations: GrpcRuntime (real CRI over a unix socket) and FakeRuntime (in memory, for
 // host unit tests and the simulator).
-import type { ContainerRows, SandboxRows } from "./list-scanning.js";
 
 /** Labels nanolet puts on its sandboxes and containers (upstream kubelet's names where it has one). */
 export const LABEL_POD_UID = "io.kubernetes.pod.uid";
@@ -235,8 +234,8 @@ export interface Runtime {
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;
   listPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxInfo[]>;
-  /** ListPodSandbox, its answer scanned into rows over its wire bytes (the relist's form). */
-  scanPodSandboxes(labelSelector: Record<string, string>): Promise<SandboxRows>;
+  /** ListPodSandbox's answer as it came off the wire (CRI v1's ListPodSandboxResponse): the relist scans it. */
+  listPodSandboxBytes(labelSelector: Record<string, string>): Promise<Buffer>;
   /** CRI PodSandboxStatus: the sandbox's primary IP ("" for a host-network sandbox). */
   podSandboxIp(id: string): Promise<string>;
   createContainer(sandboxId: string, config: ContainerConfig, sandbox: SandboxConfig): Promise<string>;
@@ -246,8 +245,8 @@ export interface Runtime {
   stopContainer(id: string, timeoutSeconds: number): Promise<void>;
   removeContainer(id: string): Promise<void>;
   listContainers(labelSelector: Record<string, string>): Promise<ContainerInfo[]>;
-  /** ListContainers, its answer scanned into rows over its wire bytes (the relist's form). */
-  scanContainers(labelSelector: Record<string, string>): Promise<ContainerRows>;
+  /** ListContainers' answer as it came off the wire (CRI v1's ListContainersResponse): the relist scans it. */
+  listContainersBytes(labelSelector: Record<string, string>): Promise<Buffer>;
   containerStatus(id: string): Promise<ContainerDetail>;
   /**
    * CRI ImageStatus: undefined when the runtime has no such image; else who the image runs as

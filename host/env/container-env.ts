@@ -2,7 +2,7 @@
 // `valueFrom` resolved from the pod and its resources, then `$(VAR)` references expanded in env
 // values (each against the variables before it), command and args (against all of them), with
 // `$$` as an escaped `$` and an unknown or unclosed reference left as written.
-import type { ContainerSpec } from "../core-types.js";
+import type { ContainerSpec } from "../core/types.js";
 
 /** What a container's env may read of its pod and node, known at creation. */
 export interface PodFacts {

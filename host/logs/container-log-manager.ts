@@ -8,10 +8,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
-import type { RuntimeSnapshot } from "../core-types.js";
+import type { RuntimeSnapshot } from "../core/types.js";
 import type { Runtime } from "../cri/runtime.js";
-import { containerLogName, podLogDirectory } from "../executor.js";
-import type { Logger } from "../log.js";
+import { containerLogName, podLogDirectory } from "../agent/executor.js";
+import type { Logger } from "../common/log.js";
 
 export const DEFAULT_LOG_MAX_SIZE_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_LOG_MAX_FILES = 5;

@@ -5,7 +5,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { pathUnder, safeComponent } from "../safe-path.js";
+import { pathUnder, safeComponent } from "../common/safe-path.js";
 
 export const ANNOTATION_TERMINATION_FILE = "nanolet.io/termination-message-file";
 export const ANNOTATION_TERMINATION_POLICY = "nanolet.io/termination-message-policy";

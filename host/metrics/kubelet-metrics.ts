@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import { KUBELET_VERSION } from "../cluster/node-object.js";
 import { Counter, Gauge, Histogram, exponentialBuckets, renderAll, type AnyMetric } from "./registry.js";
-import type { RelistCounts } from "../relist.js";
+import type { RelistCounts } from "../relist/relister.js";
 
 /** Prometheus' DefBuckets, which the kubelet uses for PLEG histograms. */
 const DEF_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -4,8 +4,8 @@
 // per controller, this machine's hybrid layout) and v2 (one unified tree) are both handled.
 import fs from "node:fs";
 import path from "node:path";
-import { pathUnder } from "../safe-path.js";
-import type { LinuxResources } from "../core-types.js";
+import { pathUnder } from "../common/safe-path.js";
+import type { LinuxResources } from "../core/types.js";
 
 /** Controllers the pod tree is made in, and values written to (cgroup v1). */
 const V1_CONTROLLERS = ["cpu", "memory", "pids"];

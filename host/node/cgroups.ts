@@ -3,7 +3,7 @@
 // agent removes those once the pod is gone, in every mounted hierarchy (cgroup v1 and v2).
 import fs from "node:fs";
 import path from "node:path";
-import { pathUnder, safeComponent } from "../safe-path.js";
+import { pathUnder, safeComponent } from "../common/safe-path.js";
 
 const QOS_DIRS = ["kubepods", "kubepods/burstable", "kubepods/besteffort"];
 

@@ -1,7 +1,7 @@
 // The kubelet's eviction flags turned into the core's node settings. The core parses and checks
 // the threshold strings (it refuses bad ones with upstream's words); the host only needs the hard
 // memory threshold in bytes, to keep it aside in the Node's allocatable memory.
-import type { NodeSettings } from "../core.js";
+import type { NodeSettings } from "../core/core.js";
 import type { MachineInfo } from "./machine.js";
 
 const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };

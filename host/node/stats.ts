@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { readKernelText } from "../files/bounded-file.js";
 import path from "node:path";
-import type { NodeStats, PodUsage, SignalObservation } from "../core-types.js";
+import type { NodeStats, PodUsage, SignalObservation } from "../core/types.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
 
 export interface StatsPod {

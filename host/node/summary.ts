@@ -4,8 +4,8 @@
 // from the previous reading of the same cgroup, as cadvisor computes them.
 import fs from "node:fs";
 import path from "node:path";
-import type { RuntimeSnapshot } from "../core-types.js";
-import { podLogDirectory } from "../executor.js";
+import type { RuntimeSnapshot } from "../core/types.js";
+import { podLogDirectory } from "../agent/executor.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
 import { nodeIo, nodeNetwork, nodeSwap } from "./node-extras.js";
 import { directoryBytes, meminfoWorkingSetBytes, podCgroupPaths, readMeminfo, readProcessCounts, readText, statField } from "./stats.js";

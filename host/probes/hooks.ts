@@ -1,7 +1,7 @@
 // Runs one lifecycle hook the core asked for (upstream lifecycle/handlers.go): exec in the
 // container, an HTTP GET, or a sleep. An error comes back as the message upstream writes into
 // the FailedPreStopHook event and the PostStartHookError status.
-import type { HookRequest } from "../core-types.js";
+import type { HookRequest } from "../core/types.js";
 import type { Runtime } from "../cri/runtime.js";
 import { runProbe } from "./prober.js";
 

@@ -4,10 +4,10 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import * as grpc from "@grpc/grpc-js";
-import type { ProbeHandler, ProbeOutcome, ProbeRequest } from "../core-types.js";
+import type { ProbeHandler, ProbeOutcome, ProbeRequest } from "../core/types.js";
 import { GrpcCode, RuntimeError, type Runtime } from "../cri/runtime.js";
 import { KUBELET_VERSION } from "../cluster/node-object.js";
-import { bytesField, readVarintField } from "../proto-wire.js";
+import { bytesField, readVarintField } from "../common/proto-wire.js";
 
 /** Upstream keeps at most this much of a probe's output or response body. */
 const MAX_OUTPUT_BYTES = 10 * 1024;

@@ -4,8 +4,8 @@
 import os from "node:os";
 import type { ApiClient } from "../cluster/api-client.js";
 import type { Runtime } from "../cri/runtime.js";
-import type { Logger } from "../log.js";
-import type { PodTable } from "../pod-table.js";
+import type { Logger } from "../common/log.js";
+import type { PodTable } from "../agent/pod-table.js";
 import { ANONYMOUS, Authenticator } from "./authn.js";
 import { AlwaysAllow, WebhookAuthorizer } from "./authz.js";
 import { type Handler, KubeletServer } from "./kubelet-server.js";

@@ -7,7 +7,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
 import type { Runtime } from "../cri/runtime.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import { Authenticator, type UserInfo } from "./authn.js";
 import { type Authorizer, authorizationErrorMessage, forbiddenMessage, requestAttributes } from "./authz.js";
 import { LogQueryError, parseLogOptions, writeContainerLog } from "./container-logs.js";

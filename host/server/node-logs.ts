@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
-import { PathEscapeError, pathUnder } from "../safe-path.js";
+import { PathEscapeError, pathUnder } from "../common/safe-path.js";
 import { fdPath, safeOpen, within } from "../files/safe-open.js";
 
 export const NODE_LOG_DIR = "/var/log";

@@ -4,7 +4,7 @@
 // for it, in the apiserver's words. Monitoring agents and `kubectl get --raw` read it.
 import type { StatusContext } from "../cluster/api-status.js";
 import { apiPodStatus } from "../cluster/api-status.js";
-import type { PodTable } from "../pod-table.js";
+import type { PodTable } from "../agent/pod-table.js";
 import type { SourcePod } from "../sources/static-pods.js";
 
 export interface PodsViewSource {

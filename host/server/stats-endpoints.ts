@@ -2,7 +2,7 @@
 // /metrics (the kubelet's own metrics), /metrics/resource (what metrics-server reads) and
 // /metrics/probes, all in the Prometheus text format but the first.
 import type http from "node:http";
-import type { PlannedAction, RuntimeSnapshot } from "../core-types.js";
+import type { PlannedAction, RuntimeSnapshot } from "../core/types.js";
 import { KubeletMetrics, probeMetrics, resourceMetrics } from "../metrics/kubelet-metrics.js";
 import { TEXT_FORMAT } from "../metrics/registry.js";
 import type { SummaryProvider } from "../node/summary.js";

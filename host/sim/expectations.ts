@@ -1,6 +1,6 @@
 // Checks one scenario expectation against what the core published (phase, restart counts,
 // waiting reasons) and what the simulated runtime holds (containers running, anything left).
-import type { PodStatus } from "../core-types.js";
+import type { PodStatus } from "../core/types.js";
 import type { Expectation } from "./scenario.js";
 import type { SimRuntime } from "./sim-runtime.js";
 

@@ -1,7 +1,7 @@
 // The simulated pod source: the scenario's manifests turned into pod specs exactly as the static
 // pod source turns files into them, edited, deleted and added back by the timeline. A pod that
 // leaves the desired set starts a deadline by which nothing of it may be left in the runtime.
-import type { PodSpec } from "../core-types.js";
+import type { PodSpec } from "../core/types.js";
 import { ManifestError, podFromManifest } from "../sources/manifest.js";
 import type { EventQueue } from "./event-queue.js";
 import type { Faults } from "./faults.js";

@@ -2,7 +2,7 @@
 // core: no liveness or readiness probe before the startup probe passed; never ready while the
 // readiness probe's last failureThreshold results failed; init containers strictly in order and
 // no regular container before they all succeeded; sidecars stopped after the regular containers.
-import type { ContainerStatus, PodSpec, PodStatus, ProbeRequest } from "../core-types.js";
+import type { ContainerStatus, PodSpec, PodStatus, ProbeRequest } from "../core/types.js";
 import type { Invariants } from "./invariants.js";
 import type { SimContainer, SimRuntime } from "./sim-runtime.js";
 

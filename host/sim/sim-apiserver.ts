@@ -3,7 +3,7 @@
 // a strategic merge patch, and checked as it validates a pod status update. A patch it would
 // refuse is a broken rule (the host would have to recover from it); and once the run is calm, what
 // it holds must say what the runtime runs: the status converges.
-import type { PodStatus } from "../core-types.js";
+import type { PodStatus } from "../core/types.js";
 import { apiPodStatus, statusPatch } from "../cluster/api-status.js";
 import type { Invariants } from "./invariants.js";
 import type { SimRuntime } from "./sim-runtime.js";

@@ -3,11 +3,11 @@
 // gRPC client's retries while the runtime restarts, and the relister (list, then ContainerStatus
 // for containers seen in a new state). Each call takes a drawn latency and then takes effect on
 // the simulated runtime, unless a fault says otherwise.
-import type { ActionResult, PlannedAction, PodSpec } from "../core-types.js";
+import type { ActionResult, PlannedAction, PodSpec } from "../core/types.js";
 import type { ProbeInvariants } from "./probe-invariants.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
-import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../executor.js";
-import { packSnapshot } from "../relist-packing.js";
+import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../agent/executor.js";
+import { packSnapshot } from "../relist/packing.js";
 import type { TraceWriter } from "../trace/recording-core.js";
 import type { DurationRange } from "./duration.js";
 import type { EventQueue } from "./event-queue.js";

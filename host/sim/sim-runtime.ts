@@ -2,9 +2,9 @@
 // state names, held in memory and changed only when the simulator says a call takes effect. It
 // keeps its state across a simulated restart, as containerd does. Synchronous by design: the
 // simulator decides when things happen, this decides what happens.
-import type { ContainerObservation, CreateContainer, LinuxResources, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core-types.js";
+import type { ContainerObservation, CreateContainer, LinuxResources, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core/types.js";
 import { GrpcCode, RuntimeError } from "../cri/runtime.js";
-import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist-packing.js";
+import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist/packing.js";
 import type { Prng } from "./prng.js";
 
 export interface SimSandbox {

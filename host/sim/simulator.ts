@@ -3,11 +3,11 @@
 // virtual clock that jumps from event to event. Every random choice comes from one seed. This
 // file drives the core as the agent loop does and plays the scenario's timeline; the parts live
 // beside it: faults.ts, pod-source.ts, expectations.ts, invariants.ts.
-import type { ActionResult, NodePressure, NodeStats, PlannedAction, PodStatus, ProbeRequest, ProbeResult } from "../core-types.js";
+import type { ActionResult, NodePressure, NodeStats, PlannedAction, PodStatus, ProbeRequest, ProbeResult } from "../core/types.js";
 import { hardMemoryThresholdBytes } from "../node/eviction-flags.js";
 import { RankedPod, quantityBytes } from "./eviction-reference.js";
 import { SYSTEM_CRITICAL_PRIORITY } from "./invariants.js";
-import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core/core.js";
 import { RETRY_POLICY } from "../cri/runtime.js";
 import { RecordingCore, TraceSink, TraceWriter } from "../trace/recording-core.js";
 import { SimRuntimeEvents } from "./sim-events.js";

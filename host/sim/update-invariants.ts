@@ -4,7 +4,7 @@
 // deleted, evicted or gone from the source, its sandbox died, its deadline passed, or a probe of
 // the container failed (containers with liveness or startup probes, or pods with a deadline, are
 // not watched); a newer change of the pod starts the watch again.
-import type { ContainerSpec, PodSpec } from "../core-types.js";
+import type { ContainerSpec, PodSpec } from "../core/types.js";
 import type { Invariants } from "./invariants.js";
 import type { SimRuntime } from "./sim-runtime.js";
 

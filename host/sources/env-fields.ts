@@ -1,7 +1,7 @@
 // `env[].valueFrom` as the core's pod-spec carries it: fieldRef and resourceFieldRef read with the
 // apiserver's shape checks. configMapKeyRef and secretKeyRef are checked here and resolved by the
 // host at creation (host/env/container-env.ts): the core sees them as plain variables.
-import type { EnvVarSource } from "../core-types.js";
+import type { EnvVarSource } from "../core/types.js";
 import { FieldReader, NOT_IMPLEMENTED } from "./field-reader.js";
 
 const SOURCES = ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"];

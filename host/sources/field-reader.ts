@@ -1,7 +1,7 @@
 // Reads typed fields out of a parsed manifest and collects every problem instead of stopping at
 // the first, so that a user fixes a manifest in one round (the apiserver lists all its errors).
 // A bad field reads as its default, so the walk goes on; the caller refuses the pod at the end.
-import { printable } from "../log.js";
+import { printable } from "../common/log.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = Record<string, Json>;

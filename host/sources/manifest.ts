@@ -2,7 +2,7 @@
 // field so that a bad manifest is reported with its file and field path. Semantic rules (names,
 // policies, duplicates) are the core's job; this layer only checks shapes and types.
 import { createHash } from "node:crypto";
-import type { ContainerSpec, EphemeralContainer, PodSpec } from "../core-types.js";
+import type { ContainerSpec, EphemeralContainer, PodSpec } from "../core/types.js";
 import { FieldReader, fieldKey, isObject, NOT_IMPLEMENTED, type JsonObject } from "./field-reader.js";
 import { checkHostNetworkPorts, checkImagePullPolicy, checkPorts, checkTerminationMessage, checkTolerations } from "./pod-fields.js";
 import { checkNamingFields } from "./dns-fields.js";

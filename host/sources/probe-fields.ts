@@ -1,7 +1,7 @@
 // Container probes and ports as the core's pod-spec wants them: the Pod API's defaults filled in
 // (SetDefaults_Probe, SetDefaults_HTTPGetAction) and the apiserver's checks (validateProbe,
 // validateHandler) with its field paths and words, so a static pod is refused as a created one is.
-import type { ContainerPort, Probe, ProbeHandler } from "../core-types.js";
+import type { ContainerPort, Probe, ProbeHandler } from "../core/types.js";
 import { FieldReader, isObject, type JsonObject } from "./field-reader.js";
 
 const PROBE_FIELDS = new Set([

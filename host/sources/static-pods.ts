@@ -3,12 +3,12 @@
 // gives the whole set; a file that cannot be read or parsed is reported and contributes nothing.
 import fs from "node:fs";
 import path from "node:path";
-import type { PodSpec } from "../core-types.js";
+import type { PodSpec } from "../core/types.js";
 import { MAX_MANIFEST_FILES } from "./limits.js";
 import { ManifestError, podFromManifest } from "./manifest.js";
 import { readManifestBytes, resolveEntry } from "./manifest-files.js";
 import { decodeManifest } from "./manifest-text.js";
-import { noteAllocation } from "../memory-relief.js";
+import { noteAllocation } from "../common/memory-relief.js";
 import { parseManifestDocuments } from "./yaml-documents.js";
 
 export const STATIC_POD_RESCAN_MS = 20_000;

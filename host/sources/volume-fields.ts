@@ -3,7 +3,7 @@
 // name, a type and a version of what a downward API volume shows. The host's volume manager reads
 // the sources again from the pod object when it sets them up.
 import { createHash } from "node:crypto";
-import type { VolumeSpec } from "../core-types.js";
+import type { VolumeSpec } from "../core/types.js";
 import { FieldReader, NOT_IMPLEMENTED, isObject, type JsonObject } from "./field-reader.js";
 import { CONFIG_KEY_MESSAGE, isConfigKey } from "./env-fields.js";
 

@@ -2,8 +2,8 @@
 // outputs at the host time the core was given (`t`, ms). Written by `nanolet run --record` and by
 // the simulator, read by `nanolet sim --replay`. The bindings' 64-bit integers (bigint) are written
 // as decimal strings; the decoders below know which fields they are.
-import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "../core-types.js";
-import type { BackOffEntry, CoreConfig } from "../core.js";
+import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "../core/types.js";
+import type { BackOffEntry, CoreConfig } from "../core/core.js";
 
 export const TRACE_FORMAT = "nanolet-trace/1";
 

@@ -1,8 +1,8 @@
 // A Core that writes every call it passes on to a trace (see codec.ts): the inputs, the outputs,
 // and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
 // from its time is written as `same`, so a steady node costs a few bytes a second.
-import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core-types.js";
-import { Core, CoreConfig, CoreTrapError, type BackOffEntry } from "../core.js";
+import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core/types.js";
+import { Core, CoreConfig, CoreTrapError, type BackOffEntry } from "../core/core.js";
 import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
 
 /** Where trace lines go, one string per line without its newline. */

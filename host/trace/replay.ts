@@ -2,8 +2,8 @@
 // output is compared with the recorded one. The first difference is reported with its line, so a
 // recording from a real node becomes a reproducible test of the core.
 import fs from "node:fs";
-import type { RuntimeSnapshot } from "../core-types.js";
-import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core.js";
+import type { RuntimeSnapshot } from "../core/types.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core/core.js";
 import { TraceFormatError, decodePods, decodeProbeResults, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
 
 export interface Divergence {

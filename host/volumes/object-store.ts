@@ -7,7 +7,7 @@
 // Reference counts are by pod uid: a pod registers every object it uses when it is desired.
 import { ApiClient, ApiStatusError } from "../cluster/api-client.js";
 import { Reflector, type PodObject } from "../cluster/pod-reflector.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../common/log.js";
 import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 
 import { keyOf, singular, type ObjectRef, type ObjectResource } from "./object-refs.js";

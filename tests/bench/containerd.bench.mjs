@@ -9,7 +9,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
 import { GrpcRuntime } from "../../dist/cri/grpc-runtime.js";
-import { MANAGED_SELECTOR, Relister } from "../../dist/relist.js";
+import { MANAGED_SELECTOR, Relister } from "../../dist/relist/relister.js";
 import { Nanolet, podManifest, tempDir, waitFor } from "../e2e/harness.mjs";
 
 const PODS = Number(process.env.PODS ?? 50);

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
 import { StatsCollector } from "../../dist/node/stats.js";
 import { CgroupManager } from "../../dist/node/cgroup-manager.js";
 import { rankMemoryPressure } from "../../dist/sim/eviction-reference.js";

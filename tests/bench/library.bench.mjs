@@ -10,7 +10,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { loadLibrary } from "../../dist/library.js";
+import { loadLibrary } from "../../dist/core/library.js";
 import { CASES } from "../library/cases.mjs";
 import { SIGNATURES } from "../library/abi-types.mjs";
 import { directCaller, instantiateCoreModule } from "../library/core-module.mjs";

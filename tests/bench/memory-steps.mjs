@@ -22,11 +22,11 @@ grpc.loadPackageDefinition(protoLoader.loadSync(path.join(repo, "host/cri/runtim
 mark("CRI proto loaded");
 await import("yaml");
 mark("yaml");
-const { CoreAgent } = await import(path.join(repo, "dist/core.js"));
+const { CoreAgent } = await import(path.join(repo, "dist/core/core.js"));
 const core = await CoreAgent.create({ nodeName: "memory", relistPeriodMs: 1000, backoffInitialMs: 10_000, backoffMaxMs: 300_000, workerErrorBackoffMs: 2000 });
 core.pollActions(0);
 mark("the component, one agent");
-await import(path.join(repo, "dist/main.js"));
+await import(path.join(repo, "dist/cli/main.js"));
 mark("the host's modules");
 const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, mib(s.space_used_size)]));
 console.log(JSON.stringify({ steps, heapSpacesMiB: spaces }));

@@ -16,9 +16,9 @@ const relists = Number(process.env.RELISTS ?? 200);
 const steady = process.env.STEADY === "1";
 const shuffled = process.env.ORDER !== "same";
 
-const here = await import("../../dist/core.js");
-const there = await import(path.resolve(other, "dist/core.js"));
-const { packSnapshot } = await import("../../dist/relist-packing.js");
+const here = await import("../../dist/core/core.js");
+const there = await import(path.resolve(other, "dist/core/core.js"));
+const { packSnapshot } = await import("../../dist/relist/packing.js");
 const cores = [
   await here.CoreAgent.create({ nodeName: "bench", ...here.DEFAULT_CORE_CONFIG }),
   await there.CoreAgent.create({ nodeName: "bench", ...there.DEFAULT_CORE_CONFIG }),

@@ -54,7 +54,7 @@ export async function wireAnswers(snap) {
     const proto = new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname;
     criService = protoLoader.loadSync(proto, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];
   }
-  const { KnownDetail } = await import("../../dist/relist-wire-packing.js");
+  const { KnownDetail } = await import("../../dist/relist/wire-packing.js");
   const states = { created: 0, running: 1, exited: 2, unknown: 3 };
   const sandboxBytes = criService.ListPodSandbox.responseSerialize({
     items: snap.sandboxes.map((s) => ({

@@ -3,11 +3,11 @@
 // containers between running and exited, so each one produces events. Measured per relist:
 //   packed:  handle-relist-packed, the path the agent uses (block copies in, PLEG diff on the
 //            packed form, views rebuilt for the pods that changed);
-//   pack:    the host packing the snapshot into typed arrays (relist-packing.ts);
+//   pack:    the host packing the snapshot into typed arrays (relist/packing.ts);
 //   typed:   handle-relist with the record list (a call per string to lower);
 //   wire:    the agent's own path since the relist is packed from the runtime's answers: the two
-//            answers' wire bytes scanned and packed as they came (cri/list-scanning.ts,
-//            relist-wire-packing.ts; their encoding is not timed);
+//            answers' wire bytes scanned and packed as they came (relist/list-scanning.ts,
+//            relist/wire-packing.ts; their encoding is not timed);
 //   wcore:   handle-relist-packed on that packed form;
 //   JS:      the same PLEG diff in plain JavaScript on the same objects;
 //   JSw:     plain JavaScript from the same wire bytes as wire+wcore: the answers decoded by the
@@ -20,12 +20,12 @@
 // map, whose order changes from one walk to the next).
 //   npm run build && node tests/bench/pleg.bench.mjs
 import { performance } from "node:perf_hooks";
-import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
-import { packSnapshot } from "../../dist/relist-packing.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
+import { packSnapshot } from "../../dist/relist/packing.js";
 import { JsPleg } from "./pleg-baseline.mjs";
 import { fresh, snapshot, wireAnswers } from "./pleg-snapshots.mjs";
-import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
-import { WirePacker } from "../../dist/relist-wire-packing.js";
+import { scanContainerList, scanSandboxList } from "../../dist/relist/list-scanning.js";
+import { WirePacker } from "../../dist/relist/wire-packing.js";
 import { decodeContainerList, decodeSandboxList } from "../../dist/cri/list-decoding.js";
 
 function median(samples) {

@@ -6,7 +6,7 @@
 //   relist:   this tree's Relister (answers scanned, packed as they came);
 //   core:     the core taking that relist (handle-relist-packed);
 //   baseline: the same answers decoded into records, mapped to observations as the Relister
-//             did before (its bookkeeping left out) and packed from records (relist-packing.ts);
+//             did before (its bookkeeping left out) and packed from records (relist/packing.ts);
 //   other:    with OTHER=<a built checkout>, that checkout's Relister and core on the same answers.
 // All run interleaved in one process.
 //   npm run build && node tests/bench/relist-host.bench.mjs
@@ -20,13 +20,13 @@ import { Prng } from "../../dist/sim/prng.js";
 
 const here = new URL("../../", import.meta.url).pathname;
 const load = async (root) => ({
-  relist: await import(pathToFileURL(path.join(root, "dist/relist.js")).href),
-  core: await import(pathToFileURL(path.join(root, "dist/core.js")).href),
+  relist: await import(pathToFileURL(path.join(root, "dist/relist/relister.js")).href),
+  core: await import(pathToFileURL(path.join(root, "dist/core/core.js")).href),
   decoding: await import(pathToFileURL(path.join(root, "dist/cri/list-decoding.js")).href),
 });
 const self = await load(here);
-const scanning = await import("../../dist/cri/list-scanning.js");
-const { packSnapshot } = await import("../../dist/relist-packing.js");
+const scanning = await import("../../dist/relist/list-scanning.js");
+const { packSnapshot } = await import("../../dist/relist/packing.js");
 const other = process.env.OTHER ? await load(path.resolve(process.env.OTHER)) : undefined;
 
 const service = protoLoader.loadSync(path.join(here, "host/cri/runtime-v1.proto"), { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];
@@ -55,6 +55,9 @@ function memoryRuntime(tree, current) {
   return {
     listPodSandboxes: async () => tree.decoding.decodeSandboxList(current().sandboxBytes),
     listContainers: async () => tree.decoding.decodeContainerList(current().containerBytes),
+    listPodSandboxBytes: async () => current().sandboxBytes,
+    listContainersBytes: async () => current().containerBytes,
+    // An OTHER tree from before the relist scanned the answers itself asks for rows.
     scanPodSandboxes: async () => scanning.scanSandboxList(current().sandboxBytes),
     scanContainers: async () => scanning.scanContainerList(current().containerBytes),
     podSandboxIp: async () => "",

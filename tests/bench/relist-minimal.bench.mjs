@@ -3,8 +3,8 @@
 // the same wire bytes (ListPodSandbox, ListContainers; nanolet's labels and annotations; a new
 // order every relist, as containerd lists; 10% of the containers changing state), in one process,
 // one path after the other, at 1,000 and 10,000 containers. Columns, median ms per relist:
-//   scan:     the host scanning the answers into rows (cri/list-scanning.ts);
-//   pack:     packing the rows for the component (relist-wire-packing.ts);
+//   scan:     the host scanning the answers into rows (relist/list-scanning.ts);
+//   pack:     packing the rows for the component (relist/wire-packing.ts);
 //   core:     the component taking the packed relist (handle-relist-packed: jco copying it in,
 //             the PLEG's diff, the views of the pods that changed);
 //   copy:     the two answers copied into a WebAssembly module's memory, as jco copies a
@@ -26,9 +26,9 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
-import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
-import { WirePacker } from "../../dist/relist-wire-packing.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
+import { scanContainerList, scanSandboxList } from "../../dist/relist/list-scanning.js";
+import { WirePacker } from "../../dist/relist/wire-packing.js";
 import { fresh, snapshot, wireAnswers } from "./pleg-snapshots.mjs";
 
 // A full collection before each size's runs: encoding the answers leaves garbage (tens of MB),

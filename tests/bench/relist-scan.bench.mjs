@@ -1,7 +1,7 @@
 // Benchmark: the relist's two CRI answers (ListPodSandbox, ListContainers; two labelled and
 // annotated containers per sandbox, as nanolet creates them) read into rows, at 110, 1,000 and
 // 10,000 containers, median ms per relist, all interleaved in one process:
-//   scan:     the relist's scanners (cri/list-scanning.ts: the fast scanners, the general ones
+//   scan:     the relist's scanners (relist/list-scanning.ts: the fast scanners, the general ones
 //             for what they leave);
 //   general:  the same scan with the general scanners on every object (`fast: false`: the scan
 //             before the fast scanners);
@@ -12,7 +12,7 @@
 //   npm run build && node tests/bench/relist-scan.bench.mjs
 import { performance } from "node:perf_hooks";
 import { fresh, snapshot, wireAnswers } from "./pleg-snapshots.mjs";
-import { scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
+import { scanContainerList, scanSandboxList } from "../../dist/relist/list-scanning.js";
 import { decodeContainerList, decodeSandboxList } from "../../dist/cri/list-decoding.js";
 
 const variants = {

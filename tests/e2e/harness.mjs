@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 import { PrivateContainerd, ensurePackages } from "../../build/containerd.mjs";
 import { ensureContainerd2 } from "../../build/containerd2.mjs";
-import { fetchPods } from "../../dist/server.js";
+import { fetchPods } from "../../dist/server/control-socket.js";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const nanoletBin = path.join(repo, "bin/nanolet");

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { loadComponent } from "../../dist/core.js";
+import { loadComponent } from "../../dist/core/core.js";
 
 const { bindings } = await loadComponent();
 const check = bindings.abiCheck;

@@ -2,11 +2,11 @@
 // adds around the core (image checks, relist inspection, executor, trap recovery).
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { AgentLoop } from "../../dist/agent-loop.js";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { AgentLoop } from "../../dist/agent/agent-loop.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
-import { MemoryLogger } from "../../dist/log.js";
-import { PodTable } from "../../dist/pod-table.js";
+import { MemoryLogger } from "../../dist/common/log.js";
+import { PodTable } from "../../dist/agent/pod-table.js";
 import { RuntimeError } from "../../dist/cri/runtime.js";
 import fs from "node:fs";
 import os from "node:os";

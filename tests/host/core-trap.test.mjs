@@ -3,7 +3,7 @@
 // is dead afterwards, and a new instance works.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
 
 const broken = () => ({
   listedAtMs: 5n,

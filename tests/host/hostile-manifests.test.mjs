@@ -207,8 +207,8 @@ test("a manifest swapped for a fifo while the agent runs is named and never bloc
 });
 
 test("paths built from names stay under their roots", async () => {
-  const { pathUnder, PathEscapeError } = await import("../../dist/safe-path.js");
-  const { podLogDirectory } = await import("../../dist/executor.js");
+  const { pathUnder, PathEscapeError } = await import("../../dist/common/safe-path.js");
+  const { podLogDirectory } = await import("../../dist/agent/executor.js");
   const { podCgroupDirs } = await import("../../dist/node/cgroups.js");
   const { cgroupDirs } = await import("../../dist/node/cgroup-manager.js");
   assert.equal(pathUnder("/sys/fs/cgroup/cpu", "/kubepods/besteffort/podabc"), "/sys/fs/cgroup/cpu/kubepods/besteffort/podabc");
@@ -233,7 +233,7 @@ test("a manifest that is a link to a password file is refused whole, and none of
   assert.deepEqual(by["evil.yaml"].map((p) => [p.field, p.message]), [["", "not a Pod manifest: it has neither apiVersion nor kind (a Pod manifest says apiVersion: v1, kind: Pod)"]]);
   assert.equal(by["junk.yaml"].length, 21);
   assert.match(by["junk.yaml"][20].message, /and 480 more problems in this document/);
-  const { formatLine, printable } = await import("../../dist/log.js");
+  const { formatLine, printable } = await import("../../dist/common/log.js");
   const all = JSON.stringify(by) + by["junk.yaml"].map((p) => formatLine("error", "Refused pod manifest", { file: p.origin, field: p.field, error: p.message })).join("\n");
   assert.doesNotMatch(all, /SECRETHASH|daemon/);
   // Control characters from input never reach a terminal raw; long values are cut.

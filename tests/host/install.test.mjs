@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildArtifact, packageVersion } from "../../build/artifact.mjs";
 import { resolveConfig } from "../../dist/config/kubelet-config.js";
-import { NANOLET_VERSION } from "../../dist/version.js";
+import { NANOLET_VERSION } from "../../dist/common/version.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-install-"));
@@ -33,7 +33,7 @@ test("the artifact: one directory without node_modules that runs from anywhere",
   fs.renameSync(built, artifact);
   assert.ok(!allFiles(artifact).some((f) => f.includes("node_modules")), "no node_modules tree");
   assert.deepEqual(fs.readdirSync(artifact).sort(), ["VERSION", "bin", "lib"]);
-  assert.equal(NANOLET_VERSION, packageVersion(), "host/version.ts follows package.json");
+  assert.equal(NANOLET_VERSION, packageVersion(), "host/common/version.ts follows package.json");
   const version = nanolet(["version"]);
   assert.equal(version.status, 0, version.stderr);
   assert.match(version.stdout, new RegExp(`^nanolet ${NANOLET_VERSION.replace(/\./g, "\\.")} \\(kubelet v1\\.36\\.\\d+\\+nanolet; node v\\d+.*\\)\\n$`));

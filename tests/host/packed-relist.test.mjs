@@ -3,8 +3,8 @@
 // exactly the same actions.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
-import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../../dist/relist-packing.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
+import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../../dist/relist/packing.js";
 
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,

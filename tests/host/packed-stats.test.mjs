@@ -5,7 +5,7 @@
 // interface takes any).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core.js";
+import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
 import { packNodeStats } from "../../dist/node/stats-packing.js";
 
 const MI = 1024 * 1024;

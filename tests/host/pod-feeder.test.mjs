@@ -2,7 +2,7 @@
 // core holds is never left out of a step, and large new pods never arrive all at once.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PodFeeder, STEP_WEIGHT, specWeight } from "../../dist/pod-feeder.js";
+import { PodFeeder, STEP_WEIGHT, specWeight } from "../../dist/agent/pod-feeder.js";
 
 function pod(name, { envCount = 0, uid = name, badEnv = false } = {}) {
   const env = Array.from({ length: envCount }, (_, i) => ({ name: `V${i}`, value: "x" }));

@@ -10,7 +10,7 @@ import { parseResolvConf, podDnsConfig, sandboxHostname } from "../../dist/pod-r
 import { hostNetworkHostsContent, managedHostsContent } from "../../dist/pod-runtime/etc-hosts.js";
 import { containerSecurity, DEFAULT_MASKED_PATHS, NonRootError, sandboxSecurity } from "../../dist/pod-runtime/security-context.js";
 import { portMappings, sysctlRefusal } from "../../dist/pod-runtime/ports-and-sysctls.js";
-import { Executor } from "../../dist/executor.js";
+import { Executor } from "../../dist/agent/executor.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
 import { podFromManifest } from "../../dist/sources/manifest.js";
 import { isIpAddress } from "../../dist/sources/dns-fields.js";

@@ -1,19 +1,19 @@
-// The relist packed straight from the runtime's answers (cri/list-scanning.ts,
-// relist-wire-packing.ts, relist-observations.ts) against the path it replaced: the answers
+// The relist packed straight from the runtime's answers (relist/list-scanning.ts,
+// relist/wire-packing.ts, relist/observations.ts) against the path it replaced: the answers
 // decoded into records (list-decoding.ts), mapped to observations as the Relister mapped them, and
-// packed from those (relist-packing.ts). Random answers encoded by protobufjs from the CRI proto:
+// packed from those (relist/packing.ts). Random answers encoded by protobufjs from the CRI proto:
 // the same strings and numbers in both packed forms, the same observations, and a malformed
 // answer is a WireError, never anything else.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as protoLoader from "@grpc/proto-loader";
 import { decodeContainerList, decodeSandboxList, WireError } from "../../dist/cri/list-decoding.js";
-import { CONTAINER_ROW, generalContainer, generalSandbox, SANDBOX_ROW, scanContainerList, scanSandboxList } from "../../dist/cri/list-scanning.js";
-import { fastContainer, fastSandbox } from "../../dist/cri/list-scanning-fast.js";
+import { CONTAINER_ROW, generalContainer, generalSandbox, SANDBOX_ROW, scanContainerList, scanSandboxList } from "../../dist/relist/list-scanning.js";
+import { fastContainer, fastSandbox } from "../../dist/relist/list-scanning-fast.js";
 import { Reader } from "../../dist/cri/list-decoding.js";
-import { WirePacker } from "../../dist/relist-wire-packing.js";
-import { lazySnapshot } from "../../dist/relist-observations.js";
-import { packSnapshot } from "../../dist/relist-packing.js";
+import { WirePacker } from "../../dist/relist/wire-packing.js";
+import { lazySnapshot } from "../../dist/relist/observations.js";
+import { packSnapshot } from "../../dist/relist/packing.js";
 
 const protoPath = new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname;
 const service = protoLoader.loadSync(protoPath, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];

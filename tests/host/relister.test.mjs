@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
-import { Relister } from "../../dist/relist.js";
+import { Relister } from "../../dist/relist/relister.js";
 import { LABEL_MANAGED_BY, LABEL_POD_UID } from "../../dist/cri/runtime.js";
 
 function node() {

@@ -1,4 +1,4 @@
-// Runtime events: containerd's task-exit and OOM envelopes read by hand (host/proto-wire.ts), and the source
+// Runtime events: containerd's task-exit and OOM envelopes read by hand (host/common/proto-wire.ts), and the source
 // chosen in order (CRI's GetContainerEvents, then containerd's events, then none), with a broken
 // stream opened again and the CRI stream given up after five breaks. The real streams on real
 // runtimes: tests/e2e/nanolet.e2e.test.mjs (containerd 1.6), tests/e2e/containerd2.e2e.test.mjs.
@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { RuntimeEvents, readTaskEvent } from "../../dist/cri/runtime-events.js";
-import { bytesField as wireBytes, readBytesField, readVarintField, varint } from "../../dist/proto-wire.js";
+import { bytesField as wireBytes, readBytesField, readVarintField, varint } from "../../dist/common/proto-wire.js";
 
 /** Protobuf bytes: a length-delimited field, and a varint field. */
 const bytesField = (field, body) => Buffer.concat([Buffer.from([(field << 3) | 2, body.length]), body]);

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { parse } from "yaml";
-import { CoreAgent } from "../../dist/core.js";
+import { CoreAgent } from "../../dist/core/core.js";
 import { Simulator } from "../../dist/sim/simulator.js";
 import { ScenarioError, loadScenarioFile, readScenario } from "../../dist/sim/scenario.js";
 import { swarmScenario } from "../../dist/sim/swarm.js";
@@ -269,7 +269,7 @@ test("a broken manifest in a scenario is refused and reported, and the other pod
 
 test("a trace file written by the CLI replays from the CLI", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-sim-"));
-  const { simCommand } = await import("../../dist/sim/cli.js");
+  const { simCommand } = await import("../../dist/cli/sim.js");
   let out = "";
   const write = (t) => (out += t);
   assert.equal(await simCommand(["--seed", "5", "--trace", path.join(dir, "t.jsonl"), path.join(corpus, "crash-loop-backoff.yaml")], write), 0);

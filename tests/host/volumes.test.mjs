@@ -17,7 +17,7 @@ import { containerEnvironment, EnvError } from "../../dist/env/container-env.js"
 import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
 import { credentialsFor } from "../../dist/cri/pull-secrets.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
-import { Executor } from "../../dist/executor.js";
+import { Executor } from "../../dist/agent/executor.js";
 
 const quiet = { log() {} };
 const roots = [];

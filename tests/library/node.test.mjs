@@ -1,9 +1,9 @@
-// The pure interfaces through the real component on Node.js (jco bindings, as dist/library.js
+// The pure interfaces through the real component on Node.js (jco bindings, as dist/core/library.js
 // loads them): every case of cases.mjs, and the table's own shape.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { test } from "node:test";
-import { loadLibrary } from "../../dist/library.js";
+import { loadLibrary } from "../../dist/core/library.js";
 import { CASES, canonical, expected, runCase } from "./cases.mjs";
 import { SIGNATURES } from "./abi-types.mjs";
 import { directCaller, instantiateCoreModule } from "./core-module.mjs";

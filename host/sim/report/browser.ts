@@ -2,7 +2,7 @@
 // The report page's script (bundled by build/build.mjs into build/out/report/browser.js): runs
 // the embedded scenario and seed again on the component embedded in the page, redraws the
 // timeline from the new trace, and says whether the trace is identical to the recorded one.
-import { useCoreModules } from "../../core.js";
+import { useCoreModules } from "../../core/core.js";
 import { Simulator } from "../simulator.js";
 import type { Scenario } from "../scenario.js";
 import { traceDigest } from "./digest.js";

@@ -2,8 +2,8 @@
 // component's core modules inlined so that the page re-runs it with no server and no network.
 import fs from "node:fs";
 import path from "node:path";
-import { BINDINGS_DIR } from "../../core.js";
-import { REPORT_SCRIPT_PATH } from "../../asset-paths.js";
+import { BINDINGS_DIR } from "../../core/core.js";
+import { REPORT_SCRIPT_PATH } from "../../common/asset-paths.js";
 import type { Scenario } from "../scenario.js";
 import { traceDigest } from "./digest.js";
 import { reportHtml } from "./page.js";

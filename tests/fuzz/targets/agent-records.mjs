@@ -3,7 +3,7 @@
 // paths) with random observations, action and probe results for real and made-up action ids, stats passes (packed and record paths), polls at times that may go
 // backwards. Property: no call traps (a bad input is refused or ignored, never fatal).
 import fc from "fast-check";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core/core.js";
 import { arbOf } from "./wit-pure.mjs";
 import { bool, enumOf, list, option, record, s32, s64, str, u32, u64 } from "../../library/abi-types.mjs";
 import { someString } from "./pod-values.mjs";

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { ApiClient, ApiStatusError } from "../../../dist/cluster/api-client.js";
 import { PodReflector } from "../../../dist/cluster/pod-reflector.js";
 import { ManifestError, podFromApiObject } from "../../../dist/sources/manifest.js";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core/core.js";
 import { anyJson, podObject, someString } from "./pod-values.mjs";
 
 const apiPod = podObject.chain((p) =>

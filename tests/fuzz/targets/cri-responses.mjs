@@ -11,8 +11,8 @@ import * as protoLoader from "@grpc/proto-loader";
 import fc from "fast-check";
 import { GrpcRuntime } from "../../../dist/cri/grpc-runtime.js";
 import { RuntimeError } from "../../../dist/cri/runtime.js";
-import { Relister } from "../../../dist/relist.js";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core.js";
+import { Relister } from "../../../dist/relist/relister.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core/core.js";
 import { someString } from "./pod-values.mjs";
 
 const protoPath = new URL("../../../host/cri/runtime-v1.proto", import.meta.url).pathname;

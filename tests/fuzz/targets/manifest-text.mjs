@@ -5,7 +5,7 @@
 // the good pod is never refused.
 import fc from "fast-check";
 import { manifestsFromBytes } from "../../../dist/sources/static-pods.js";
-import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core.js";
+import { CoreAgent, CoreTrapError, DEFAULT_CORE_CONFIG } from "../../../dist/core/core.js";
 import { anyJson, podObject } from "./pod-values.mjs";
 
 const FILE = "/fuzz/manifests/pod.yaml";

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { replayLines } from "../../../dist/trace/replay.js";
 import { TraceFormatError } from "../../../dist/trace/codec.js";
-import { CoreTrapError } from "../../../dist/core.js";
+import { CoreTrapError } from "../../../dist/core/core.js";
 import { Simulator } from "../../../dist/sim/simulator.js";
 import { loadScenarioFile } from "../../../dist/sim/scenario.js";
 import { someString } from "./pod-values.mjs";

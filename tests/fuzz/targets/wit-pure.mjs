@@ -3,7 +3,7 @@
 // cases, so that both nonsense and near-valid input reach the core. Property: every call returns
 // a value or an error (a value jco cannot lower is refused before the core sees it); none traps.
 import fc from "fast-check";
-import { loadLibrary } from "../../../dist/library.js";
+import { loadLibrary } from "../../../dist/core/library.js";
 import { SIGNATURES } from "../../library/abi-types.mjs";
 import { CASES } from "../../library/cases.mjs";
 import { someString } from "./pod-values.mjs";

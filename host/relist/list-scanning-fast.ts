@@ -29,7 +29,7 @@ import {
   SR_UID_LABEL,
   ABSENT,
 } from "./scan-layout.js";
-import { ANNOTATION_GRACE_PERIOD, ANNOTATION_SPEC_HASH, LABEL_POD_UID } from "./runtime.js";
+import { ANNOTATION_GRACE_PERIOD, ANNOTATION_SPEC_HASH, LABEL_POD_UID } from "../cri/runtime.js";
 
 const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
 /** The keys whose values the relist reads, as the answers' bytes spell them. */

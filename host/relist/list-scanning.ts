@@ -1,11 +1,11 @@
 // Scans the relist's two CRI answers (ListPodSandboxResponse, ListContainersResponse) into rows of
 // numbers: where each string lies in the answer's bytes, and the few numbers the relist needs. No
-// string is made: the relist packs the answer's bytes as they are (relist-wire-packing.ts) and
+// string is made: the relist packs the answer's bytes as they are (relist/wire-packing.ts) and
 // makes only the strings it needs itself (container IDs). Field numbers are CRI runtime.v1's;
 // unknown fields are skipped; a malformed answer throws a WireError, as list-decoding.ts does.
 // One object's whole record is read again on demand (infoAt) for what a row leaves out.
-import type { ContainerInfo, SandboxInfo } from "./runtime.js";
-import { Reader, readContainer, readSandbox, utf8 } from "./list-decoding.js";
+import type { ContainerInfo, SandboxInfo } from "../cri/runtime.js";
+import { Reader, readContainer, readSandbox, utf8 } from "../cri/list-decoding.js";
 
 // The rows' layout is scan-layout.ts's; its users import it from here.
 export * from "./scan-layout.js";

@@ -1,7 +1,7 @@
 // A relist's observations as host records (RuntimeSnapshot), read from the scanned answers: the
-// same relist the packed form says (relist-wire-packing.ts), for the host's own readers (stats,
+// same relist the packed form says (relist/wire-packing.ts), for the host's own readers (stats,
 // log rotation, metrics, traces). Made only when one of them asks (lazySnapshot).
-import type { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "./core-types.js";
+import type { ContainerObservation, RuntimeSnapshot, SandboxObservation } from "../core/types.js";
 import {
   CONTAINER_ROW,
   CR_ATTEMPT,
@@ -25,9 +25,9 @@ import {
   SR_UID_LABEL,
   ABSENT,
   SandboxRows,
-} from "./cri/list-scanning.js";
-import { CONTAINER_STATE_NAMES, int64Of } from "./cri/list-decoding.js";
-import { readGracePeriod, type ContainerFacts } from "./relist-wire-packing.js";
+} from "./list-scanning.js";
+import { CONTAINER_STATE_NAMES, int64Of } from "../cri/list-decoding.js";
+import { readGracePeriod, type ContainerFacts } from "./wire-packing.js";
 
 export function sandboxObservations(sandboxes: SandboxRows): SandboxObservation[] {
   const s = sandboxes.rows;

@@ -1,17 +1,17 @@
 // The host's event loop around the core: feeds it pods, relists and action results; carries out
 // what it polls; arms one timer for its deadline. A core trap is logged loudly and the core is
 // re-created, then rebuilt from the desired pods and the next relist (the runtime is the truth).
-import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "./pleg-policy.js";
+import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "../relist/pleg-policy.js";
 import { PodFeeder } from "./pod-feeder.js";
-import { AcceptedPods } from "./sources/accepted-pods.js";
-import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "./core-types.js";
-import { runProbe } from "./probes/prober.js";
-import { runHook } from "./probes/hooks.js";
-import type { PodFacts } from "./env/container-env.js";
-import { DEFAULT_TERMINATION_MESSAGE_PATH } from "./logs/termination-message.js";
-import { pathUnder, safeComponent } from "./safe-path.js";
-import { Core, CoreAgent, CoreConfig, CoreTrapError, type BackOffEntry } from "./core.js";
-import type { CheckpointStore } from "./checkpoint/checkpoint-store.js";
+import { AcceptedPods } from "../sources/accepted-pods.js";
+import type { ActionResult, HookRequest, NodePressure, PlannedAction, PodSpec, ProbeRequest, ProbeResult, RuntimeSnapshot } from "../core/types.js";
+import { runProbe } from "../probes/prober.js";
+import { runHook } from "../probes/hooks.js";
+import type { PodFacts } from "../env/container-env.js";
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from "../logs/termination-message.js";
+import { pathUnder, safeComponent } from "../common/safe-path.js";
+import { Core, CoreAgent, CoreConfig, CoreTrapError, type BackOffEntry } from "../core/core.js";
+import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 
 /** The name of the crash-loop back-off checkpoint in its store. */
 const BACK_OFF_CHECKPOINT = "crash-loop-back-off";
@@ -21,25 +21,25 @@ function isBackOffEntry(e: unknown): e is BackOffEntry {
   return typeof entry?.key === "string" && Number.isSafeInteger(entry.durationMs) && entry.durationMs >= 0 && Number.isSafeInteger(entry.lastUpdateMs) && entry.lastUpdateMs >= 0;
 }
 import { Executor } from "./executor.js";
-import type { PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
-import { sysctlRefusal } from "./pod-runtime/ports-and-sysctls.js";
-import { NODE_AFFINITY_MESSAGE, matchesNode } from "./pod-runtime/node-affinity.js";
-import type { Logger } from "./log.js";
+import type { PodRuntimeSettings } from "../pod-runtime/runtime-settings.js";
+import { sysctlRefusal } from "../pod-runtime/ports-and-sysctls.js";
+import { NODE_AFFINITY_MESSAGE, matchesNode } from "../pod-runtime/node-affinity.js";
+import type { Logger } from "../common/log.js";
 import { PodTable } from "./pod-table.js";
-import { Relister, type RelistCounts } from "./relist.js";
-import type { Runtime } from "./cri/runtime.js";
-import type { TaskExit } from "./cri/runtime-events.js";
-import { removePodCgroups } from "./node/cgroups.js";
-import type { CgroupManager } from "./node/cgroup-manager.js";
-import type { StatsCollector, StatsPod } from "./node/stats.js";
+import { Relister, type RelistCounts } from "../relist/relister.js";
+import type { Runtime } from "../cri/runtime.js";
+import type { TaskExit } from "../cri/runtime-events.js";
+import { removePodCgroups } from "../node/cgroups.js";
+import type { CgroupManager } from "../node/cgroup-manager.js";
+import type { StatsCollector, StatsPod } from "../node/stats.js";
 import { podLogDirectory } from "./executor.js";
-import type { SourcePod, ScanResult } from "./sources/static-pods.js";
-import type { VolumeManager } from "./volumes/volume-manager.js";
-import { objectRefsOf } from "./volumes/object-refs.js";
-import { removeUnmountedTree } from "./volumes/mounts.js";
-import { cleanSubPaths } from "./volumes/subpath.js";
-import type { ObjectStore } from "./volumes/object-store.js";
-import type { TokenManager } from "./volumes/token-manager.js";
+import type { SourcePod, ScanResult } from "../sources/static-pods.js";
+import type { VolumeManager } from "../volumes/volume-manager.js";
+import { objectRefsOf } from "../volumes/object-refs.js";
+import { removeUnmountedTree } from "../volumes/mounts.js";
+import { cleanSubPaths } from "../volumes/subpath.js";
+import type { ObjectStore } from "../volumes/object-store.js";
+import type { TokenManager } from "../volumes/token-manager.js";
 
 export interface AgentLoopOptions {
   runtime: Runtime;

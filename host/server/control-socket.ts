@@ -3,8 +3,8 @@
 import fs from "node:fs";
 import http from "node:http";
 import v8 from "node:v8";
-import { reliefCollections } from "./memory-relief.js";
-import type { PodTable } from "./pod-table.js";
+import { reliefCollections } from "../common/memory-relief.js";
+import type { PodTable } from "../agent/pod-table.js";
 
 export function startControlSocket(socketPath: string, table: PodTable): Promise<http.Server> {
   try {

@@ -2,9 +2,9 @@
 // shows. Kept in memory, served over the local socket and written to a state file.
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_REPORTED_PROBLEMS } from "./sources/limits.js";
-import type { PodStatus } from "./core-types.js";
-import { printable } from "./log.js";
+import { MAX_REPORTED_PROBLEMS } from "../sources/limits.js";
+import type { PodStatus } from "../core/types.js";
+import { printable } from "../common/log.js";
 
 export interface PodRow {
   uid: string;

@@ -5,7 +5,7 @@
 // time, as before; new pods join them in steps of at most STEP_WEIGHT (1 MiB), in the set's own order, so
 // the core's peak is what it holds plus one step. In the usual case (small pods) there is one
 // step, the same call as without steps. Within a feed, the core never sees a pod it holds vanish.
-import type { PodRejection, PodSpec } from "./core-types.js";
+import type { PodRejection, PodSpec } from "../core/types.js";
 
 /** Estimated core bytes of new pods per step: a few large pods, or every small one. */
 export const STEP_WEIGHT = 1024 * 1024;

@@ -2,11 +2,11 @@
 // to the bindings' bigints, and turns a trap into a CoreTrapError carrying the core's reason.
 import fs from "node:fs/promises";
 import path from "node:path";
-import { instantiate } from "../build/out/core-js/nanolet-core.js";
-import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./core-types.js";
-import { packSnapshot } from "./relist-packing.js";
-import { CORE_BINDINGS_DIR } from "./asset-paths.js";
-import { packNodeStats } from "./node/stats-packing.js";
+import { instantiate } from "../../build/out/core-js/nanolet-core.js";
+import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./types.js";
+import { packSnapshot } from "../relist/packing.js";
+import { CORE_BINDINGS_DIR } from "../common/asset-paths.js";
+import { packNodeStats } from "../node/stats-packing.js";
 
 /** The directory holding the component's jco bindings and core modules. */
 export const BINDINGS_DIR = CORE_BINDINGS_DIR;
@@ -228,7 +228,7 @@ export class CoreAgent implements Core {
     this.guard("handle-relist", () => this.agent.handleRelist(now, snapshot));
   }
 
-  /** The fast path: the same snapshot packed into typed arrays (see relist-packing.ts). */
+  /** The fast path: the same snapshot packed into typed arrays (see relist/packing.ts). */
   handleRelistPacked(nowMs: number, snapshot: PackedSnapshot): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-relist-packed", () => this.agent.handleRelistPacked(now, snapshot));

@@ -36,4 +36,4 @@ export type {
   SandboxObservation,
   SandboxSpec,
   VolumeSpec,
-} from "../build/out/core-js/interfaces/nanolet-core-types.js";
+} from "../../build/out/core-js/interfaces/nanolet-core-types.js";

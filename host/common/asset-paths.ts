@@ -10,12 +10,14 @@ declare const NANOLET_BUNDLED: boolean | undefined;
 export const BUNDLED = typeof NANOLET_BUNDLED !== "undefined" && NANOLET_BUNDLED === true;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** The repository, from dist/common/ (tsc's output of this file). */
+const repository = path.join(here, "../..");
 
 /** The component's JS bindings and core modules (jco's output). */
-export const CORE_BINDINGS_DIR = BUNDLED ? path.join(here, "core-js") : path.join(here, "../build/out/core-js");
+export const CORE_BINDINGS_DIR = BUNDLED ? path.join(here, "core-js") : path.join(repository, "build/out/core-js");
 /** The CRI proto the gRPC client is made from. */
-export const CRI_PROTO_PATH = BUNDLED ? path.join(here, "runtime-v1.proto") : path.join(here, "../host/cri/runtime-v1.proto");
+export const CRI_PROTO_PATH = BUNDLED ? path.join(here, "runtime-v1.proto") : path.join(repository, "host/cri/runtime-v1.proto");
 /** The simulator report page's script. */
-export const REPORT_SCRIPT_PATH = BUNDLED ? path.join(here, "report-browser.js") : path.join(here, "../build/out/report/browser.js");
+export const REPORT_SCRIPT_PATH = BUNDLED ? path.join(here, "report-browser.js") : path.join(repository, "build/out/report/browser.js");
 /** The artifact's root directory (bin/, lib/), when bundled. */
 export const ARTIFACT_DIR = BUNDLED ? path.dirname(here) : undefined;

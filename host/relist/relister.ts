@@ -1,17 +1,17 @@
 // One relist: ListPodSandbox + ListContainers (nanolet's label only), plus ContainerStatus for
 // containers whose exit code or start time is not known yet. Exited containers never change, so
 // their details are cached by ID; a relist of a steady node makes exactly two calls. The two
-// answers are not decoded: they are scanned (cri/list-scanning.ts) and packed for the core as
-// they came (relist-wire-packing.ts); host records of them are made only if something reads them.
-import type { PackedSnapshot, RuntimeSnapshot } from "./core-types.js";
-import { ContainerDetail, LABEL_MANAGED_BY, Runtime } from "./cri/runtime.js";
-import { CONTAINER_ROW, CR_ID, CR_STATE, CR_UID_LABEL, ContainerRows, SANDBOX_ROW, SR_ID, SR_READY, SandboxRows } from "./cri/list-scanning.js";
-import { CONTAINER_STATE_NAMES as STATE_NAMES } from "./cri/list-decoding.js";
-import { lazySnapshot } from "./relist-observations.js";
-import { KnownDetail, WirePacker } from "./relist-wire-packing.js";
+// answers are not decoded: they are scanned (relist/list-scanning.ts) and packed for the core as
+// they came (relist/wire-packing.ts); host records of them are made only if something reads them.
+import type { PackedSnapshot, RuntimeSnapshot } from "../core/types.js";
+import { ContainerDetail, LABEL_MANAGED_BY, Runtime } from "../cri/runtime.js";
+import { CONTAINER_ROW, CR_ID, CR_STATE, CR_UID_LABEL, ContainerRows, SANDBOX_ROW, SR_ID, SR_READY, SandboxRows, scanContainerList, scanSandboxList } from "./list-scanning.js";
+import { CONTAINER_STATE_NAMES as STATE_NAMES } from "../cri/list-decoding.js";
+import { lazySnapshot } from "./observations.js";
+import { KnownDetail, WirePacker } from "./wire-packing.js";
 
-import type { TaskExit } from "./cri/runtime-events.js";
-import { terminationMessage } from "./logs/termination-message.js";
+import type { TaskExit } from "../cri/runtime-events.js";
+import { terminationMessage } from "../logs/termination-message.js";
 
 export const MANAGED_SELECTOR = { [LABEL_MANAGED_BY]: "true" };
 /** Status calls in flight at once during one relist. */
@@ -157,8 +157,8 @@ export class Relister {
   async relist(): Promise<Relist> {
     const listedAtMs = this.nowMs();
     const [sandboxes, containers] = await Promise.all([
-      this.runtime.scanPodSandboxes(MANAGED_SELECTOR),
-      this.runtime.scanContainers(MANAGED_SELECTOR),
+      this.runtime.listPodSandboxBytes(MANAGED_SELECTOR).then((bytes) => scanSandboxList(bytes)),
+      this.runtime.listContainersBytes(MANAGED_SELECTOR).then((bytes) => scanContainerList(bytes)),
     ]);
     const relist = ++this.relists;
     const uninspected = new Set<string>();

@@ -4,11 +4,11 @@
 import { parseArgs } from "node:util";
 import { replayFile } from "../trace/replay.js";
 import { FileTraceSink } from "../trace/file-sink.js";
-import { formatDuration } from "./duration.js";
-import { Scenario, loadScenarioFile } from "./scenario.js";
-import { SIM_EPOCH_MS, SimReport, Simulator } from "./simulator.js";
-import { swarmScenario, swarmYaml } from "./swarm.js";
-import { writeReport } from "./report/write.js";
+import { formatDuration } from "../sim/duration.js";
+import { Scenario, loadScenarioFile } from "../sim/scenario.js";
+import { SIM_EPOCH_MS, SimReport, Simulator } from "../sim/simulator.js";
+import { swarmScenario, swarmYaml } from "../sim/swarm.js";
+import { writeReport } from "../sim/report/write.js";
 
 export const SIM_USAGE = `Usage:
   nanolet sim [SCENARIO.yaml...] [--seed N | --seeds A..B] [--trace FILE] [--report FILE.html] [--dump]

@@ -2,7 +2,7 @@
 // each outcome into an action-result. Image presence is checked before a create (ImageStatus),
 // and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
 import path from "node:path";
-import type { ActionResult, ContainerSpec, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "./core-types.js";
+import type { ActionResult, ContainerSpec, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "../core/types.js";
 import {
   ANNOTATION_GRACE_PERIOD,
   ANNOTATION_SPEC_HASH,
@@ -18,19 +18,19 @@ import {
   Runtime,
   RuntimeError,
   SandboxConfig,
-} from "./cri/runtime.js";
-import type { Logger } from "./log.js";
-import { EnvError, containerEnvironment, type PodFacts } from "./env/container-env.js";
-import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATION_POLICY, prepareTerminationMessageFile } from "./logs/termination-message.js";
-import { PathEscapeError, pathUnder, safeComponent } from "./safe-path.js";
-import { NonRootError } from "./pod-runtime/security-context.js";
-import { HostnameError } from "./pod-runtime/dns.js";
-import { objectRefsOf } from "./volumes/object-refs.js";
-import { credentialsFor } from "./cri/pull-secrets.js";
-import type { ObjectGetter } from "./volumes/object-store.js";
-import { VolumeMountError } from "./volumes/volume-errors.js";
-import type { VolumeManager } from "./volumes/volume-manager.js";
-import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "./pod-runtime/runtime-settings.js";
+} from "../cri/runtime.js";
+import type { Logger } from "../common/log.js";
+import { EnvError, containerEnvironment, type PodFacts } from "../env/container-env.js";
+import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATION_POLICY, prepareTerminationMessageFile } from "../logs/termination-message.js";
+import { PathEscapeError, pathUnder, safeComponent } from "../common/safe-path.js";
+import { NonRootError } from "../pod-runtime/security-context.js";
+import { HostnameError } from "../pod-runtime/dns.js";
+import { objectRefsOf } from "../volumes/object-refs.js";
+import { credentialsFor } from "../cri/pull-secrets.js";
+import type { ObjectGetter } from "../volumes/object-store.js";
+import { VolumeMountError } from "../volumes/volume-errors.js";
+import type { VolumeManager } from "../volumes/volume-manager.js";
+import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "../pod-runtime/runtime-settings.js";
 import fs from "node:fs";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
