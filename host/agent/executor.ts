@@ -235,7 +235,7 @@ export class Executor {
   }
 
   private async perform(action: PlannedAction): Promise<string> {
-    const { runtime, podLogsDir } = this.options;
+    const { runtime } = this.options;
     const kind = action.kind;
     switch (kind.tag) {
       case "run-sandbox": {

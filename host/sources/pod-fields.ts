@@ -8,7 +8,6 @@ const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
 const TOLERATION_OPERATORS = ["Equal", "Exists"];
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const TERMINATION_MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"];
-const DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default"];
 
 function supported(value: string, values: string[]): string {
   return `Unsupported value: "${value}": supported values: ${values.map((v) => `"${v}"`).join(", ")}`;

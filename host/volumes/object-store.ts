@@ -10,7 +10,7 @@ import { Reflector, type PodObject } from "../cluster/pod-reflector.js";
 import type { Logger } from "../common/log.js";
 import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
 
-import { keyOf, singular, type ObjectRef, type ObjectResource } from "./object-refs.js";
+import { keyOf, singular, type ObjectRef } from "./object-refs.js";
 
 export { objectRefsOf, singular, type ObjectRef, type ObjectResource } from "./object-refs.js";
 export type ChangeDetectionStrategy = "Watch" | "Cache" | "Get";

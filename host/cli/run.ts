@@ -1,0 +1,254 @@
+// `nanolet run`: the agent. Its settings resolved and checked (run-settings.ts), it connects to
+// the runtime and puts the node together: the loop around the core, the pod sources, the
+// cluster side with a kubeconfig, the kubelet API and healthz, logs; until SIGTERM or SIGINT.
+import fs from "node:fs";
+import path from "node:path";
+import { AgentLoop } from "../agent/agent-loop.js";
+import { ApiClient } from "../cluster/api-client.js";
+import { ObjectStore, type ChangeDetectionStrategy } from "../volumes/object-store.js";
+import { TokenManager } from "../volumes/token-manager.js";
+import { VolumeManager } from "../volumes/volume-manager.js";
+import { ClusterAgent } from "../cluster/cluster-agent.js";
+import { PodCheckpoints } from "../cluster/pod-checkpoints.js";
+import { CheckpointStore, type CheckpointProblem } from "../checkpoint/checkpoint-store.js";
+import { CertificateManager } from "../certificates/certificate-manager.js";
+import { type CoreConfig } from "../core/core.js";
+import { CgroupManager } from "../node/cgroup-manager.js";
+import { StatsCollector } from "../node/stats.js";
+import { RuntimeEvents } from "../cri/runtime-events.js";
+import { GrpcRuntime } from "../cri/grpc-runtime.js";
+import { PodTable } from "../agent/pod-table.js";
+import { startControlSocket } from "../server/control-socket.js";
+import { startHealthzServer } from "../server/kubelet-server.js";
+import { startKubeletApi } from "../server/kubelet-api.js";
+import { defaultNodeLabels, plegProblem } from "../cluster/node-object.js";
+import { countEviction, statsHandlers } from "../server/stats-endpoints.js";
+import { KubeletMetrics } from "../metrics/kubelet-metrics.js";
+import { ContainerLogManager } from "../logs/container-log-manager.js";
+import { SummaryProvider } from "../node/summary.js";
+import { StaticPodSource } from "../sources/static-pods.js";
+import { CoreAgent } from "../core/core.js";
+import { DEFAULT_MAX_TRACE_BYTES, FileTraceSink } from "../trace/file-sink.js";
+import { RecordingCore, TraceWriter } from "../trace/recording-core.js";
+import { msOf, parseQuantityBytes } from "../config/kubelet-config.js";
+import { USAGE, wantsHelp } from "./usage.js";
+import { listenOrFail, runSettings } from "./run-settings.js";
+
+/** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
+const SOURCES_READY_TIMEOUT_MS = 30_000;
+
+export async function runCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const {
+    values, log, config, nodeName, maxPods, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
+    podLogsDir, manifestDir, machine, evictionIntervalMs, node, cgroupRoot, allowedUnsafeSysctls, nodeIp,
+    podRuntime, access, bootstrap, servingFiles, coreConfig,
+  } = await runSettings(argv);
+  // The cluster side is made after the loop but sees every action the loop emits.
+  let cluster: ClusterAgent | undefined;
+  const metrics = new KubeletMetrics();
+  const runtime = new GrpcRuntime({
+    endpoint: config.containerRuntimeEndpoint,
+    onCall: (method, durationMs, failed) => metrics.runtimeCall(method, durationMs, failed),
+    onRetry: (call, attempt, error) => log.log("warn", "Runtime not ready, retrying", { call, attempt, error }),
+    onReconnected: (downForMs) => log.log("info", "Container runtime is back", { endpoint: config.containerRuntimeEndpoint, unreachableForMs: downForMs }),
+  });
+  // The runtime's name for container IDs (`containerd://<id>`), as it says it once it answers.
+  let runtimeName = "containerd";
+  try {
+    const v = await runtime.version();
+    runtimeName = v.runtimeName || runtimeName;
+    log.log("info", "Connected to container runtime", { runtime: v.runtimeName, version: v.runtimeVersion, api: v.runtimeApiVersion });
+  } catch (error) {
+    log.log("error", "Container runtime not reachable; will keep trying", { endpoint: config.containerRuntimeEndpoint, error: (error as Error).message });
+  }
+
+  const podTable = new PodTable(nodeName, path.join(rootDir, "pods.json"));
+  podTable.onPodStarted = (seconds) => metrics.podStartDuration.observe({}, seconds);
+  const recording =
+    values.record !== undefined
+      ? new FileTraceSink(path.resolve(values.record), {
+          periodicFlush: true,
+          maxBytes: DEFAULT_MAX_TRACE_BYTES,
+          onFull: (bytes) => log.log("warn", "Recording stopped: the trace reached its size limit", { file: values.record, bytes }),
+        })
+      : undefined;
+  let createCore: ((config: CoreConfig) => Promise<RecordingCore>) | undefined;
+  if (recording) {
+    const trace = new TraceWriter(recording.sink);
+    trace.header(Date.now(), { node: nodeName, recordedBy: "nanolet run" });
+    createCore = async (config) => RecordingCore.wrap(await CoreAgent.create(config), trace, Date.now(), config);
+    log.log("info", "Recording core inputs", { file: path.resolve(values.record!) });
+  }
+  // While a TLS bootstrap gets the node its certificate, nothing is sent without one (it would
+  // only be refused as system:anonymous); the pods the node knows keep running meanwhile.
+  const client = access ? new ApiClient(access, { awaitCredentials: bootstrap !== undefined && !access.certPem && !access.token }) : undefined;
+  // A kubeconfig with a bearer token has no certificate to bootstrap or rotate (upstream counts it valid).
+  const certificates =
+    client && access && !access.token && (bootstrap || (config.rotateCertificates && access.certPem))
+      ? new CertificateManager({
+          nodeName, certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")), kubeconfigPath: path.resolve(values.kubeconfig!),
+          bootstrap, client, currentCertPem: access.certPem, access, rotate: config.rotateCertificates, log,
+        })
+      : undefined;
+  certificates?.start();
+  let servingCertificates: CertificateManager | undefined;
+  const strategy = config.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy;
+  // What a node restarted without its apiserver needs to run its pods again (docs/cluster.md: Offline).
+  const checkpointDir = path.join(rootDir, "checkpoints");
+  const checkpointProblem = (problem: CheckpointProblem) =>
+    cluster?.events.recordNode("Warning", "CheckpointCorrupt", `Skipped checkpoint ${problem.file}: ${problem.reason}`);
+  const checkpointStore = (kind: string, dir: string) => new CheckpointStore(path.join(checkpointDir, dir), kind, log, checkpointProblem);
+  const objects = client ? new ObjectStore({ client, log, strategy, checkpoints: checkpointStore("object", "objects") }) : undefined;
+  const tokens = client ? new TokenManager(client, Date.now, checkpointStore("token", "tokens")) : undefined;
+  const podsDir = path.join(rootDir, "pods");
+  const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
+  const loop = new AgentLoop({
+    backOffCheckpoints: checkpointStore("back-off", "back-off"),
+    volumes,
+    objects,
+    tokens,
+    onAction: (action) => {
+      countEviction(metrics, action);
+      cluster?.onAction(action);
+    },
+    onRelist: (startMs, endMs, snapshot) => metrics.relisted(startMs, endMs, snapshot),
+    onCoreReplaced: () => cluster?.statuses.resetVersions(),
+    createCore,
+    runtime,
+    log,
+    podTable,
+    podLogsDir,
+    core: coreConfig,
+    cgroupRoot,
+    cgroups: new CgroupManager(cgroupRoot),
+    stats: new StatsCollector({
+      cgroupRoot,
+      nodefsPath: rootDir,
+      imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
+      allocatableMemoryBytes: node.allocatableMemoryBytes,
+    }),
+    statsIntervalMs: evictionIntervalMs,
+    nodeIp,
+    podsDir,
+    podRuntime,
+    allowedUnsafeSysctls,
+    serviceEnv: values.kubeconfig !== undefined ? (namespace, links) => cluster?.serviceEnvironment(namespace, links) : undefined,
+    // The Node's labels as the apiserver has them (an admin may add some), else the kubelet's own.
+    nodeLabels: () => cluster?.node.labels ?? defaultNodeLabels(nodeName, machine.architecture),
+  });
+  // No relist before every source said what it wants (upstream's sourcesReady): the static files
+  // and, with a cluster, the apiserver's first pod list.
+  loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
+  await loop.start();
+  // Changes the runtime pushes are relisted at once; the periodic relist stays as the safety net
+  // (every five minutes while the CRI event stream brings every change).
+  const runtimeEvents = new RuntimeEvents(runtime, {
+    onExit: (containerId, exit) => loop.runtimeEvent(containerId, exit),
+    onOomKill: (containerId) => loop.oomKill(containerId),
+    onChange: (containerId, kind) => loop.runtimeChange(containerId, kind),
+    onEventStream: (streaming) => loop.eventStream(streaming),
+    onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
+  });
+  runtimeEvents.start();
+  const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
+  if (client && access) {
+    cluster = new ClusterAgent({
+      client, nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
+      evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
+      maxPods,
+      kubeletPort: apiPort,
+      nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
+      nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),
+      leaseDurationSeconds: config.nodeLeaseDurationSeconds,
+      checkpoints: new PodCheckpoints(checkpointStore("pod", "pods")),
+      serviceCheckpoints: checkpointStore("services", "services"),
+      onApiPodsListed: (uids) => {
+        objects?.sweepCheckpoints();
+        tokens?.sweepCheckpoints(uids);
+      },
+    });
+    cluster.start();
+    log.log("info", "Joining the cluster", { server: access.server, node: nodeName });
+  }
+  const syncLoopProblem = () => plegProblem(loop.lastRelistOkMs, Date.now(), loop.plegThresholdMs);
+  const podsView = {
+    pods: () => loop.accepted.all(),
+    context: () => ({ nodeIp: nodeIp ?? "127.0.0.1", runtimeName, imageRefOf: (id: string) => loop.imageRefOf(id), podIpOf: (id: string) => loop.podIpOf(id) }),
+  };
+  const api = await listenOrFail(log, "kubelet API", `${config.address}:${apiPort}`, () => startKubeletApi({
+    runtime, log, podTable, podsView, podLogsDir, nodeName, client, syncLoopProblem,
+    port: apiPort, address: config.address, readOnlyPort,
+    tlsCertFile: config.tlsCertFile, tlsKeyFile: config.tlsPrivateKeyFile,
+    certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),
+    clientCaFile: config.authentication.x509?.clientCAFile, tokenWebhook,
+    anonymous: config.authentication.anonymous.enabled, authorizationMode, nodeIp: values["node-ip"],
+    configz: () => config,
+    serverTlsBootstrap: config.serverTLSBootstrap,
+    onCertificateManager: (manager) => (servingCertificates = manager),
+    extraHandlers: statsHandlers({
+      metrics,
+      snapshot: () => loop.snapshot,
+      summary: new SummaryProvider({
+        cgroupRoot, nodeName, podLogsDir, nodefsPath: rootDir,
+        imagefsPath: fs.existsSync(values["imagefs-path"]!) ? values["imagefs-path"]! : rootDir,
+      }),
+    }),
+    servingFiles,
+  }));
+  const logManager = new ContainerLogManager({
+    runtime, podLogsDir, log, snapshot: () => loop.snapshot,
+    maxSizeBytes: parseQuantityBytes(config.containerLogMaxSize)!,
+    maxFiles: config.containerLogMaxFiles,
+    periodMs: msOf(config.containerLogMonitorInterval),
+  });
+  logManager.start();
+  const healthz = healthzPort > 0 ? await listenOrFail(log, "healthz", `${config.healthzBindAddress}:${healthzPort}`, () => startHealthzServer(healthzPort, config.healthzBindAddress, syncLoopProblem)) : undefined;
+  const source = new StaticPodSource(
+    manifestDir,
+    nodeName,
+    (scan) => {
+      if (cluster) cluster.setStaticPods(scan);
+      else {
+        loop.setPods(scan);
+        loop.markSourcesReady();
+      }
+    },
+    undefined,
+    (error, pods) =>
+      error === undefined
+        ? log.log("info", "Manifest directory readable again", { dir: manifestDir, pods })
+        : log.log("error", "Cannot read the manifest directory; keeping the pods of the last good scan", { dir: manifestDir, error, pods }),
+  );
+  source.start();
+  log.log("info", "nanolet started", { node: nodeName, manifests: manifestDir, root: rootDir, cluster: values.kubeconfig ?? "none" });
+
+  return new Promise((resolve) => {
+    const shutdown = (signal: string) => {
+      // Like the kubelet, stopping the agent leaves the pods running; a restart adopts them.
+      log.log("info", "Shutting down; pods keep running", { signal });
+      source.stop();
+      certificates?.stop();
+      servingCertificates?.stop();
+      cluster?.stop();
+      objects?.stop();
+      runtimeEvents.stop();
+      loop.stop();
+      podTable.writeNow();
+      podTable.stop();
+      server.close();
+      api?.close();
+      logManager.stop();
+      healthz?.close();
+      runtime.close();
+      recording?.close();
+      resolve(0);
+    };
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.once("SIGINT", () => shutdown("SIGINT"));
+  });
+}
+
