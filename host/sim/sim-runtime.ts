@@ -6,6 +6,7 @@ import type { ContainerObservation, CreateContainer, LinuxResources, PackedSnaps
 import { GrpcCode, RuntimeError } from "../cri/runtime.js";
 import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist/packing.js";
 import type { Prng } from "./prng.js";
+import type { Scenario } from "./scenario.js";
 
 export interface SimSandbox {
   id: string;
@@ -267,4 +268,17 @@ function seeContainer(c: SimContainer): { observation: ContainerObservation; seg
     finishedAtNs: BigInt(c.finishedAtMs) * NS_PER_MS,
   };
   return { observation, segment: packContainer(observation) };
+}
+
+/** Images the scenario's pods use are present from the start, unless the scenario says which. */
+export function preloadImages(s: Scenario, runtime: SimRuntime): void {
+  if (s.preloadedImages !== "all") {
+    for (const image of s.preloadedImages) runtime.images.add(image);
+    return;
+  }
+  const all = [...s.pods, ...s.timeline.flatMap((e) => (e.action.type === "add" || e.action.type === "update" ? [e.action.pod] : []))];
+  for (const pod of all) {
+    const containers = (pod.manifest.spec as { containers?: { image?: unknown }[] } | undefined)?.containers ?? [];
+    for (const c of containers) if (typeof c.image === "string" && !s.missingImages.includes(c.image)) runtime.images.add(c.image);
+  }
 }
