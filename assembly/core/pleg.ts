@@ -1,5 +1,6 @@
 // PLEG relist diff (upstream pkg/kubelet/pleg/generic.go): compares the previous and the new
 // runtime state of every container and sandbox and names what happened to each.
+// Its parts: pleg-events.ts (what a move is called), pleg-table.ts (what it remembers).
 import { ContainerState } from "./model";
 import {
   C_ATTEMPT,
@@ -23,166 +24,10 @@ import {
   S_POD_UID,
 } from "./packed";
 
-/// The PLEG's own view of a container: created and unknown both read as "unknown".
-export const enum PlegState {
-  NonExistent = 0,
-  Running = 1,
-  Exited = 2,
-  Unknown = 3,
-}
-
-export const enum PlegEventType {
-  ContainerStarted = 0,
-  ContainerDied = 1,
-  ContainerRemoved = 2,
-  /// Seen by upstream but not sent on; counted here for the record.
-  ContainerChanged = 3,
-}
-
-export class PlegEvent {
-  constructor(public podUid: string, public containerId: string, public type: i32) {}
-}
-
-export function plegStateOfContainer(state: i32): PlegState {
-  if (state == ContainerState.Running) return PlegState.Running;
-  if (state == ContainerState.Exited) return PlegState.Exited;
-  return PlegState.Unknown;
-}
-
-/// Events for one container moving from `oldState` to `newState`; appended to `out`.
-export function generateEvents(podUid: string, id: string, oldState: PlegState, newState: PlegState, out: PlegEvent[]): void {
-  if (oldState == newState) return;
-  switch (newState) {
-    case PlegState.Running:
-      out.push(new PlegEvent(podUid, id, PlegEventType.ContainerStarted));
-      return;
-    case PlegState.Exited:
-      out.push(new PlegEvent(podUid, id, PlegEventType.ContainerDied));
-      return;
-    case PlegState.Unknown:
-      out.push(new PlegEvent(podUid, id, PlegEventType.ContainerChanged));
-      return;
-    case PlegState.NonExistent:
-      // A container that vanished without being seen exited also died.
-      if (oldState != PlegState.Exited) out.push(new PlegEvent(podUid, id, PlegEventType.ContainerDied));
-      out.push(new PlegEvent(podUid, id, PlegEventType.ContainerRemoved));
-      return;
-  }
-}
-
-/// How many events `generateEvents` would append for the same move, without making them.
-export function countEvents(oldState: PlegState, newState: PlegState): i32 {
-  if (oldState == newState) return 0;
-  if (newState != PlegState.NonExistent) return 1;
-  return oldState == PlegState.Exited ? 1 : 2;
-}
-
-/// What the PLEG remembers of one container or sandbox between relists. Unmanaged (allocated
-/// and freed here, followed by the ID's UTF-8 bytes): the garbage collector never traces or
-/// write-barriers the table, which holds one of these per container of the node.
-@unmanaged class Entry {
-  hash: u64;
-  fingerprint: u64;
-  /// The PodSlot, kept alive by Pleg.slots while any entry points at it.
-  pod: usize;
-  /// The hash of the pod's UID (see observe: an ID listed for another pod is another object).
-  podHash: u64;
-  seen: u32;
-  state: i32;
-  idBytes: u32;
-  /// Index in the last relist's list of its kind (sandboxes or containers).
-  position: u32;
-  /// Unique among every entry this PLEG ever made (addresses are reused, serials never): an
-  /// observation made from this entry keeps it to be found again without comparing IDs.
-  serial: u64;
-
-  @inline get idPtr(): usize {
-    return changetype<usize>(this) + offsetof<Entry>();
-  }
-
-  @inline get slot(): PodSlot {
-    return changetype<PodSlot>(this.pod);
-  }
-
-  idString(): string {
-    return String.UTF8.decodeUnsafe(this.idPtr, <usize>this.idBytes);
-  }
-}
-
-/// One pod as the PLEG saw it in the last relist: where its objects are in the snapshot, and
-/// whether anything about them changed.
-export class PodSlot {
-  /// Relist whose indices the lists hold.
-  generation: u32 = 0;
-  /// The pod's sandboxes and containers in the last relist, as index chains in listing order:
-  /// first and last index (-1: none), each index followed by `Pleg.nextSandbox` /
-  /// `Pleg.nextContainer` (a chain costs no array per pod, and no cache miss per object).
-  firstSandbox: i32 = -1;
-  lastSandbox: i32 = -1;
-  firstContainer: i32 = -1;
-  lastContainer: i32 = -1;
-  /// Something of this pod appeared, vanished or changed in the last relist.
-  changed: bool = false;
-  /// Entries that point at this slot; the slot is dropped when none is left.
-  entryCount: i32 = 0;
-  /// Whatever the PLEG's user keeps for this pod (the agent: its PodRecord), so that a changed
-  /// pod is found without a lookup by UID. The PLEG never reads it.
-  owner: SlotOwner | null = null;
-  constructor(public uid: string) {}
-}
-
-/// What a PLEG user may hang on a PodSlot (see PodSlot.owner).
-export class SlotOwner {}
-
-export class RelistDiff {
-  /// The events of the last relist; empty when the PLEG does not collect them (`eventCount` is
-  /// still right).
-  events: PlegEvent[] = [];
-  eventCount: i32 = 0;
-  /// Every pod with at least one object in the relist or one that vanished in it.
-  pods: PodSlot[] = [];
-  /// The pods of `pods` whose `changed` is set, in the order they changed: a user acting only on
-  /// changes reads these, not every pod's slot (a cache miss each on a large node).
-  changedPods: PodSlot[] = [];
-}
-
-const FNV_OFFSET: u64 = 0xcbf29ce484222325;
-const FNV_PRIME: u64 = 0x100000001b3;
-
-@inline function mix(hash: u64, value: u64): u64 {
-  return (hash ^ value) * FNV_PRIME;
-}
-
-/// Entry pointers of one relist in listing order (0 for an object listed twice), each beside its
-/// ID's hash tag (see `cell`): where the next relist first looks for each object, without
-/// touching the entry unless the tags agree.
-class Listing {
-  ptr: usize = 0;
-  capacity: i32 = 0;
-  length: i32 = 0;
-
-  reserve(count: i32): void {
-    if (count <= this.capacity) return;
-    if (this.ptr != 0) heap.free(this.ptr);
-    this.ptr = heap.alloc(<usize>count << 3);
-    this.capacity = count;
-  }
-
-  @inline at(i: i32): u64 {
-    return load<u64>(this.ptr + (<usize>i << 3));
-  }
-
-  @inline set(i: i32, entry: usize): void {
-    store<u64>(this.ptr + (<usize>i << 3), entry == 0 ? 0 : cell(changetype<Entry>(entry).hash, entry));
-  }
-
-  dispose(): void {
-    if (this.ptr != 0) heap.free(this.ptr);
-    this.ptr = 0;
-    this.capacity = 0;
-    this.length = 0;
-  }
-}
+import { PlegEvent, PlegEventType, PlegState, countEvents, generateEvents, plegStateOfContainer } from "./pleg-events";
+import { AHEAD, DETACHED, Entry, EntryTable, Listing, NEW_POSITION, PodSlot, PreviousRelist, RelistDiff, cell, cellEntry, cellTag, containerFingerprint, find, mix, FNV_OFFSET, serialOf } from "./pleg-table";
+export { PlegEvent, PlegEventType, PlegState } from "./pleg-events";
+export { PodSlot, RelistDiff, SlotOwner } from "./pleg-table";
 
 /// Remembers the last relist and diffs each new one against it, reading the packed snapshot in
 /// place: an unchanged container costs a compare of its ID and a fingerprint, no allocation.
@@ -190,11 +35,8 @@ class Listing {
 /// stable order costs no hashing); a runtime that lists in any order (containerd walks a Go map)
 /// is looked up by ID hash.
 export class Pleg {
-  /// Open-addressing table (linear probing) of cells (see `cell`) by ID hash, kept between
-  /// relists.
-  private table: usize = 0;
-  private capacity: i32 = 0;
-  private count: i32 = 0;
+  /// Every entry by ID hash, kept between relists.
+  private entries: EntryTable = new EntryTable();
   private slots: Map<string, PodSlot> = new Map();
   private generation: u32 = 0;
   /// Reused between relists (its lists are cleared, not reallocated).
@@ -213,16 +55,8 @@ export class Pleg {
   private fingerprintCapacity: i32 = 0;
   /// False: events are counted, not made (the agent only counts them).
   collectEvents: bool = true;
-  /// A copy of the last relist's arrays (text, sandbox words and numbers, container words and
-  /// numbers, back to back), kept only while the runtime lists in a stable order: then a relist
-  /// in which nothing changed is the same bytes, and one compare replaces the diff. (containerd
-  /// lists in a new order every time; the copy is not made for it.)
-  private previous: usize = 0;
-  private previousBytes: usize = 0;
-  private previousKept: bool = false;
-  private previousTextBytes: u32 = 0;
-  private previousSandboxes: i32 = -1;
-  private previousContainers: i32 = -1;
+  /// The last relist's bytes, while the runtime lists in a stable order (see PreviousRelist).
+  private previous: PreviousRelist = new PreviousRelist();
   /// Objects of the relist in progress not found where the last relist listed them.
   private hintMisses: i32 = 0;
   /// Whether the last relist found most objects away from where the one before listed them
@@ -284,7 +118,7 @@ export class Pleg {
     diff.events.length = 0;
     diff.eventCount = 0;
     diff.changedPods.length = 0;
-    if (this.previousKept && this.sameAsPrevious(p)) {
+    if (this.previous.kept && this.previous.same(p)) {
       // Nothing happened: the same pods, with the same indices, none changed.
       this.unchangedCount++;
       let kept = 0;
@@ -301,7 +135,7 @@ export class Pleg {
     this.hintMisses = 0;
     const generation = ++this.generation;
     // Sized for what this relist lists; newcomers grow it as they come (see link).
-    this.reserveTable(max(this.count, p.sandboxCount + p.containerCount));
+    this.entries.reserve(max(this.entries.count, p.sandboxCount + p.containerCount));
     const nextSandboxes = this.nextSandboxes;
     const nextContainers = this.nextContainers;
     nextSandboxes.reserve(p.sandboxCount);
@@ -362,8 +196,8 @@ export class Pleg {
     this.nextContainers = this.containers;
     this.sandboxes = nextSandboxes;
     this.containers = nextContainers;
-    if (this.hintMisses == 0) this.keep(p);
-    else this.previousKept = false;
+    if (this.hintMisses == 0) this.previous.keep(p);
+    else this.previous.kept = false;
     this.reordered = this.hintMisses * 2 > p.sandboxCount + p.containerCount;
     return diff;
   }
@@ -388,12 +222,14 @@ export class Pleg {
       store<u64>(at, p.rangeHash(load<u32>(words + (<usize>idWord << 2)), load<u32>(words + (<usize>(idWord + 1) << 2))));
       store<u64>(at + 8, p.rangeHash(load<u32>(words + (<usize>podWord << 2)), load<u32>(words + (<usize>(podWord + 1) << 2))));
     }
-    if (!this.reordered || this.capacity == 0) return;
-    const mask = <u64>(this.capacity - 1);
+    const table = this.entries.table;
+    const capacity = this.entries.capacity;
+    if (!this.reordered || capacity == 0) return;
+    const mask = <u64>(capacity - 1);
     let sink: u64 = 0;
     for (let i = from; i < to; i++) {
       const hash = load<u64>(this.hashes + (<usize>i << 4));
-      const c = load<u64>(this.table + (<usize>(hash & mask) << 3));
+      const c = load<u64>(table + (<usize>(hash & mask) << 3));
       if (cellTag(c) != <u32>(hash >> 32)) continue;
       const e = changetype<Entry>(cellEntry(c));
       // The entry's header, every cache line of its ID (IDs are long: 64 bytes are one or
@@ -404,39 +240,6 @@ export class Pleg {
       sink ^= <u64>load<u8>(end - 1);
     }
     this.aheadSink ^= sink;
-  }
-
-  private sameAsPrevious(p: PackedSnapshot): bool {
-    if (p.textBytes != this.previousTextBytes || p.sandboxCount != this.previousSandboxes || p.containerCount != this.previousContainers) return false;
-    const regions = regionsOf(p);
-    // Numbers and words first: a change of state or time shows there, and the text is the bulk.
-    for (let k = 0; k < 5; k++) {
-      const r = unchecked(COMPARE_ORDER[k]);
-      const size = unchecked(regions.sizes[r]);
-      if (size > 0 && !sameBytes(this.previous + unchecked(regions.offsets[r]), unchecked(regions.pointers[r]), size)) return false;
-    }
-    return true;
-  }
-
-  private keep(p: PackedSnapshot): void {
-    const regions = regionsOf(p);
-    let total: usize = 0;
-    for (let r = 0; r < 5; r++) total += unchecked(regions.sizes[r]);
-    if (total > this.previousBytes) {
-      if (this.previous != 0) heap.free(this.previous);
-      this.previous = heap.alloc(total);
-      this.previousBytes = total;
-    }
-    let at = this.previous;
-    for (let r = 0; r < 5; r++) {
-      const size = unchecked(regions.sizes[r]);
-      if (size > 0) memory.copy(at, unchecked(regions.pointers[r]), size);
-      at += size;
-    }
-    this.previousKept = true;
-    this.previousTextBytes = p.textBytes;
-    this.previousSandboxes = p.sandboxCount;
-    this.previousContainers = p.containerCount;
   }
 
   /// Frees the entries of `listing` the relist `generation` did not see, with their events.
@@ -451,7 +254,7 @@ export class Pleg {
       this.touch(slot, generation, diff);
       markChanged(slot, diff);
       if (--slot.entryCount == 0) this.slots.delete(slot.uid);
-      if (e.seen != DETACHED) this.unlink(ptr);
+      if (e.seen != DETACHED) this.entries.unlink(ptr);
       heap.free(ptr);
     }
   }
@@ -485,7 +288,7 @@ export class Pleg {
     }
     if (ptr == 0) {
       this.hintMisses++;
-      ptr = find(this.table, this.capacity, p, hash, idStart, idLength);
+      ptr = find(this.entries.table, this.entries.capacity, p, hash, idStart, idLength);
     }
     if (ptr != 0) {
       const e = changetype<Entry>(ptr);
@@ -494,7 +297,7 @@ export class Pleg {
       // its labels) is another object: the old one leaves the table now and vanishes in the
       // sweep; this one is new.
       if (e.podHash != podHash) {
-        this.unlink(ptr);
+        this.entries.unlink(ptr);
         e.seen = DETACHED;
         ptr = 0;
       }
@@ -520,7 +323,7 @@ export class Pleg {
       e.position = NEW_POSITION;
       e.serial = ++this.lastSerial;
       memory.copy(e.idPtr, p.textAt(idStart), <usize>idLength);
-      this.link(ptr);
+      this.entries.link(ptr);
       this.touch(slot, generation, diff);
       markChanged(slot, diff);
     } else {
@@ -563,74 +366,17 @@ export class Pleg {
     return slot.generation == this.generation ? slot : null;
   }
 
-  /// Room for `entries` at most half full: grown (or shrunk, when far emptier) by rehashing.
-  /// (Growing mid-relist is safe: listings hold entries, not table positions.)
-  private reserveTable(entries: i32): void {
-    let capacity = 16;
-    while (capacity < entries * 2) capacity <<= 1;
-    if (capacity <= this.capacity && capacity * 8 > this.capacity) return;
-    const old = this.table;
-    const oldCapacity = this.capacity;
-    this.table = heap.alloc(<usize>capacity << 3);
-    memory.fill(this.table, 0, <usize>capacity << 3);
-    this.capacity = capacity;
-    for (let i = 0; i < oldCapacity; i++) {
-      const ptr = cellEntry(load<u64>(old + (<usize>i << 3)));
-      if (ptr != 0) insert(this.table, capacity, ptr);
-    }
-    if (old != 0) heap.free(old);
-  }
-
-  private link(ptr: usize): void {
-    if ((this.count + 1) * 2 > this.capacity) this.reserveTable(this.count + 1);
-    insert(this.table, this.capacity, ptr);
-    this.count++;
-  }
-
-  /// Takes an entry out of the table, shifting later members of its probe run back so that
-  /// every remaining entry stays reachable from its home slot (linear probing's deletion).
-  private unlink(ptr: usize): void {
-    const table = this.table;
-    const mask = this.capacity - 1;
-    let hole = <i32>(changetype<Entry>(ptr).hash & <u64>mask);
-    while (cellEntry(load<u64>(table + (<usize>hole << 3))) != ptr) hole = (hole + 1) & mask;
-    let j = hole;
-    while (true) {
-      j = (j + 1) & mask;
-      const next = load<u64>(table + (<usize>j << 3));
-      if (next == 0) break;
-      const home = <i32>(changetype<Entry>(cellEntry(next)).hash & <u64>mask);
-      // `next` may fill the hole only if its home is not cyclically within (hole, j].
-      const homeInRun = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-      if (homeInRun) continue;
-      store<u64>(table + (<usize>hole << 3), next);
-      hole = j;
-    }
-    store<u64>(table + (<usize>hole << 3), 0);
-    this.count--;
-  }
-
   /// Frees the unmanaged tables and entries; the PLEG is empty afterwards. For short-lived
   /// instances (the pure `pleg` interface); the agent's lives as long as the agent.
   dispose(): void {
-    for (let i = 0; i < this.capacity; i++) {
-      const ptr = cellEntry(load<u64>(this.table + (<usize>i << 3)));
-      if (ptr != 0) heap.free(ptr);
-    }
-    if (this.table != 0) heap.free(this.table);
+    this.entries.dispose();
     if (this.fingerprints != 0) heap.free(this.fingerprints);
     if (this.hashes != 0) heap.free(this.hashes);
     this.hashes = 0;
     this.hashCapacity = 0;
-    if (this.previous != 0) heap.free(this.previous);
-    this.previous = 0;
-    this.previousBytes = 0;
-    this.previousKept = false;
+    this.previous.dispose();
     this.fingerprints = 0;
     this.fingerprintCapacity = 0;
-    this.table = 0;
-    this.capacity = 0;
-    this.count = 0;
     this.sandboxes.dispose();
     this.containers.dispose();
     this.sandboxChain.dispose();
@@ -642,7 +388,7 @@ export class Pleg {
 
   /// Objects remembered from the last relist.
   get size(): i32 {
-    return this.count;
+    return this.entries.count;
   }
 }
 
@@ -651,115 +397,4 @@ export class Pleg {
   if (slot.changed) return;
   slot.changed = true;
   diff.changedPods.push(slot);
-}
-
-/// Objects hashed and read ahead at a time (see lookAhead): enough to overlap many cache misses,
-/// few enough that what was read is still cached when observe reaches it.
-const AHEAD: i32 = 32;
-
-/// `seen` of an entry taken out of the table before its sweep (its ID came back for another pod).
-const DETACHED: u32 = U32.MAX_VALUE;
-/// `position` of an entry no relist listed yet: the hint for the object after it stays put.
-const NEW_POSITION: u32 = U32.MAX_VALUE;
-
-/// What of a container can change while its ID stays: state, exit, times, reason, message.
-/// (Name, image, spec hash, sandbox and pod are fixed when the runtime creates a container.)
-/// Never 0, which marks an observation not read from a relist.
-function containerFingerprint(p: PackedSnapshot, i: i32): u64 {
-  let h = mix(FNV_OFFSET, <u64>p.containerWord(i, C_STATE));
-  h = mix(h, <u64>p.containerNumber(i, N_CREATED));
-  h = mix(h, <u64>p.containerWord(i, C_ATTEMPT));
-  h = mix(h, <u64>p.containerNumber(i, N_EXIT_CODE));
-  h = mix(h, <u64>p.containerNumber(i, N_STARTED));
-  h = mix(h, <u64>p.containerNumber(i, N_FINISHED));
-  const reasonLength = p.containerWord(i, C_REASON + 1);
-  if (reasonLength > 0) h = mix(h, p.rangeHash(p.containerWord(i, C_REASON), reasonLength));
-  const messageLength = p.containerWord(i, C_MESSAGE + 1);
-  if (messageLength > 0) h = mix(h, p.rangeHash(p.containerWord(i, C_MESSAGE), messageLength));
-  return h | 1;
-}
-
-/// A table or listing cell: the high 32 bits of an entry's ID hash beside its pointer, so that a
-/// probe or a hint rules most entries out without reading them (each read is a cache miss on a
-/// large node).
-@inline function cell(hash: u64, ptr: usize): u64 {
-  return (hash & 0xffffffff00000000) | <u64>ptr;
-}
-
-@inline function cellTag(c: u64): u32 {
-  return <u32>(c >> 32);
-}
-
-@inline function cellEntry(c: u64): usize {
-  return <usize>(c & 0xffffffff);
-}
-
-@inline function serialOf(c: u64): u64 {
-  const ptr = cellEntry(c);
-  return ptr == 0 ? 0 : changetype<Entry>(ptr).serial;
-}
-
-function find(table: usize, capacity: i32, p: PackedSnapshot, hash: u64, start: u32, length: u32): usize {
-  if (capacity == 0) return 0;
-  const mask = capacity - 1;
-  const tag = <u32>(hash >> 32);
-  let i = <i32>(hash & <u64>mask);
-  let c = load<u64>(table + (<usize>i << 3));
-  while (c != 0) {
-    if (cellTag(c) == tag) {
-      const e = changetype<Entry>(cellEntry(c));
-      if (e.hash == hash && e.idBytes == length && p.rawRangeEquals(e.idPtr, start, length)) return changetype<usize>(e);
-    }
-    i = (i + 1) & mask;
-    c = load<u64>(table + (<usize>i << 3));
-  }
-  return 0;
-}
-
-function insert(table: usize, capacity: i32, ptr: usize): void {
-  const mask = capacity - 1;
-  const hash = changetype<Entry>(ptr).hash;
-  let i = <i32>(hash & <u64>mask);
-  while (load<u64>(table + (<usize>i << 3)) != 0) i = (i + 1) & mask;
-  store<u64>(table + (<usize>i << 3), cell(hash, ptr));
-}
-
-/// The five arrays of a packed snapshot, as (pointer, byte size) pairs. Reused: no allocation.
-class Regions {
-  pointers: StaticArray<usize> = new StaticArray<usize>(5);
-  sizes: StaticArray<usize> = new StaticArray<usize>(5);
-  /** Where each region starts in the kept copy (the regions back to back, in order). */
-  offsets: StaticArray<usize> = new StaticArray<usize>(5);
-}
-const REGIONS = new Regions();
-/// Container numbers, sandbox numbers, container words, sandbox words, text.
-const COMPARE_ORDER: StaticArray<i32> = [4, 2, 3, 1, 0];
-
-function regionsOf(p: PackedSnapshot): Regions {
-  const r = REGIONS;
-  unchecked((r.pointers[0] = p.textPtr));
-  unchecked((r.sizes[0] = <usize>p.textBytes));
-  unchecked((r.pointers[1] = p.sandboxesPtr));
-  unchecked((r.sizes[1] = (<usize>p.sandboxCount * <usize>SANDBOX_WORDS) << 2));
-  unchecked((r.pointers[2] = p.sandboxNumbersPtr));
-  unchecked((r.sizes[2] = (<usize>p.sandboxCount * <usize>SANDBOX_NUMBERS) << 3));
-  unchecked((r.pointers[3] = p.containersPtr));
-  unchecked((r.sizes[3] = (<usize>p.containerCount * <usize>CONTAINER_WORDS) << 2));
-  unchecked((r.pointers[4] = p.containerNumbersPtr));
-  unchecked((r.sizes[4] = (<usize>p.containerCount * <usize>CONTAINER_NUMBERS) << 3));
-  let offset: usize = 0;
-  for (let i = 0; i < 5; i++) {
-    unchecked((r.offsets[i] = offset));
-    offset += unchecked(r.sizes[i]);
-  }
-  return r;
-}
-
-/// Whether two byte ranges are equal, eight bytes at a time (wasm loads need no alignment;
-/// memory.compare goes byte by byte when the ranges are not both aligned).
-function sameBytes(a: usize, b: usize, size: usize): bool {
-  const end = a + size;
-  for (; a + 8 <= end; a += 8, b += 8) if (load<u64>(a) != load<u64>(b)) return false;
-  for (; a < end; a++, b++) if (load<u8>(a) != load<u8>(b)) return false;
-  return true;
 }

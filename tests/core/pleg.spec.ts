@@ -1,4 +1,5 @@
-import { Pleg, PlegEvent, PlegEventType, PlegState, RelistDiff, generateEvents } from "../../assembly/core/pleg";
+import { Pleg, PlegEvent, PlegEventType, PlegState, RelistDiff } from "../../assembly/core/pleg";
+import { generateEvents } from "../../assembly/core/pleg-events";
 import { packSnapshot } from "../../assembly/core/packed";
 import { ContainerObservation, ContainerState, RuntimeSnapshot, SandboxObservation, SandboxState } from "../../assembly/core/model";
 
