@@ -1,4 +1,4 @@
-// AssemblyScript mirrors of the probe family of wit/types.wit: container ports, probe handlers,
+// AssemblyScript mirrors of the probe family of wit/pod-spec.wit and wit/actions.wit: container ports, probe handlers,
 // probes, readiness gates, and the run-probe request and its result. Field order follows WIT.
 
 export class ContainerPort {

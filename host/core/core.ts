@@ -35,7 +35,7 @@ export interface CoreConfig {
   node?: NodeSettings;
 }
 
-/** WIT `node-config` in plain numbers (see wit/types.wit). */
+/** WIT `node-config` in plain numbers (see wit/node.wit). */
 export interface NodeSettings {
   memoryCapacityBytes: number;
   allocatableMemoryBytes: number;

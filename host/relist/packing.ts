@@ -1,4 +1,4 @@
-// Packs a runtime snapshot into the core's packed-snapshot form (see wit/types.wit): typed
+// Packs a runtime snapshot into the core's packed-snapshot form (see wit/runtime-state.wit): typed
 // arrays, which cross into the component as block copies. Layout constants mirror
 // assembly/core/packed.ts. One writer per object kind lays an object into the arrays; the agent
 // packs a whole relist in one pass with it, and the simulator packs each object once into its

@@ -1,5 +1,5 @@
 // Packs a relist straight from the runtime's two answers (relist/list-scanning.ts) into the core's
-// packed-snapshot (wit/types.wit): the text is the answers' bytes as they came, copied into one
+// packed-snapshot (wit/runtime-state.wit): the text is the answers' bytes as they came, copied into one
 // buffer, followed by the few strings the answers do not carry (exit reasons and messages); the
 // words point into it. No string of the answers is made. The same relist as relist/packing.ts
 // would pack from the Relister's observations, string for string (tests/host/relist-wire.test.mjs).

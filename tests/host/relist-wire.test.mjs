@@ -92,7 +92,7 @@ function reference(sandboxBytes, containerBytes, facts) {
   return { sandboxes, containers };
 }
 
-/** A packed snapshot read back into strings and numbers (the layout of wit/types.wit). */
+/** A packed snapshot read back into strings and numbers (the layout of wit/runtime-state.wit). */
 function unpack(p) {
   const decoder = new TextDecoder();
   const str = (words, w) => decoder.decode(p.text.subarray(words[w], words[w] + words[w + 1]));
