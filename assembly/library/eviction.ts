@@ -7,8 +7,6 @@ import { resourceOfSignal } from "../core/eviction-manager";
 import { PodUsage, rankForPidPressure, rankForUsagePressure } from "../core/eviction-rank";
 import { BY_MEMORY, BY_PIDS, rankingKind } from "../core/rank-table";
 import { isCriticalPod, podRequestBytes } from "../core/resources";
-
-const RANKED_POD_SIZE: usize = 12;
 import { allocReturn, liftListParts, liftStringElement, liftStringParts, lowerString, resetArgumentArena } from "../abi/memory";
 import { POD_USAGE_SIZE, SIGNAL_OBSERVATION_SIZE, liftPodUsage, liftSignalObservation } from "../abi/node";
 import {
@@ -16,6 +14,8 @@ import {
   liftPodResources, liftThreshold, lowerError, lowerOkList, lowerThreshold,
 } from "../abi/library-types";
 import { podResourcesProblem, referenceProblem, uniqueNameProblem } from "./checks";
+
+const RANKED_POD_SIZE: usize = 12;
 
 export function evictionParseThresholds(
   hardPtr: usize, hardLen: u32, softPtr: usize, softLen: u32, gracePtr: usize, graceLen: u32, reclaimPtr: usize, reclaimLen: u32,

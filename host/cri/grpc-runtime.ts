@@ -27,6 +27,7 @@ import {
 import { CRI_PROTO_PATH } from "../common/asset-paths.js";
 import { bytesField } from "../common/proto-wire.js";
 import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
+import type { RegistryAuth } from "./pull-secrets.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
@@ -61,8 +62,6 @@ const CONTAINER_STATES: Record<string, ContainerStateName> = {
   CONTAINER_EXITED: "exited",
   CONTAINER_UNKNOWN: "unknown",
 };
-
-import type { RegistryAuth } from "./pull-secrets.js";
 
 /** CRI MountPropagation numbers. */
 const MOUNT_PROPAGATION = { private: 0, "host-to-container": 1, bidirectional: 2 } as const;

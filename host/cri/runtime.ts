@@ -1,3 +1,4 @@
+import type { RegistryAuth } from "./pull-secrets.js";
 // The container runtime as nanolet's host sees it: the CRI calls it makes, in plain types.
 // Implementations: GrpcRuntime (real CRI over a unix socket) and FakeRuntime (in memory, for
 // host unit tests and the simulator).
@@ -93,8 +94,6 @@ export interface ContainerResources {
   memoryLimitBytes: number;
   oomScoreAdj: number;
 }
-
-import type { RegistryAuth } from "./pull-secrets.js";
 
 /** A CRI Mount: a path of the node bound into the container. */
 export interface CriMount {

@@ -6,9 +6,6 @@
 // One object's whole record is read again on demand (infoAt) for what a row leaves out.
 import type { ContainerInfo, SandboxInfo } from "../cri/runtime.js";
 import { Reader, readContainer, readSandbox, utf8 } from "../cri/list-decoding.js";
-
-// The rows' layout is scan-layout.ts's; its users import it from here.
-export * from "./scan-layout.js";
 import {
   ABSENT,
   CONTAINER_ROW,
@@ -36,6 +33,9 @@ import {
   SR_UID_LABEL,
 } from "./scan-layout.js";
 import { commonMapEntry, fastContainer, fastCount, fastSandbox, GRACE_KEY, isKey, POD_UID_KEY, SPEC_HASH_KEY } from "./list-scanning-fast.js";
+
+// The rows' layout is scan-layout.ts's; its users import it from here.
+export * from "./scan-layout.js";
 
 /** An answer's bytes and one row per listed object. */
 abstract class Rows {

@@ -17,14 +17,13 @@ import { VolumeMountError } from "./volume-errors.js";
 import { bindSubPath, cleanSubPaths, safeMakeDir, type SubPathMount } from "./subpath.js";
 import { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
 import { checkHostPath } from "./host-path.js";
-
-export { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
-export { checkHostPath } from "./host-path.js";
-
-export { VolumeMountError } from "./volume-errors.js";
 import type { ObjectGetter } from "./object-store.js";
 import { DEFAULT_FILE_MODE, VolumeSetUpError, downwardPayload, objectPayload, projectedPayload } from "./payloads.js";
 import type { TokenManager } from "./token-manager.js";
+
+export { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
+export { checkHostPath } from "./host-path.js";
+export { VolumeMountError } from "./volume-errors.js";
 
 export const VOLUMES_DIR = "volumes";
 /** upstream's plugin directory names (`kubernetes.io~<plugin>`), by volume field. */
@@ -38,7 +37,6 @@ export const PLUGIN_DIRS: Record<string, string> = {
 /** Types whose files the kubelet owns: mounted read-only into containers (upstream attributes). */
 const READ_ONLY_TYPES = new Set(["configMap", "secret", "downwardAPI", "projected"]);
 const PROPAGATION: Record<string, CriMount["propagation"]> = { None: "private", HostToContainer: "host-to-container", Bidirectional: "bidirectional" };
-
 
 export interface VolumeManagerOptions {
   /** `<root-dir>/pods`. */
