@@ -67,13 +67,4 @@ export interface AgentLoopOptions {
   tokens?: TokenManager;
 }
 
-/** A pod the node refused: where it came from, the field, why (a reason when admission refused it). */
-export interface PodRefusal {
-  index: number;
-  origin: string;
-  field: string;
-  message: string;
-  reason?: string;
-  /** A new version of a running pod was refused: the accepted version keeps running. */
-  keptRunning?: boolean;
-}
+export type { PodRefusal } from "../sources/static-pods.js";

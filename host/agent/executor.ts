@@ -2,27 +2,12 @@
 // each outcome into an action-result. Image presence is checked before a create (ImageStatus),
 // and the image pulled only when missing; a failed pull is an `image-pull` error for the core.
 import path from "node:path";
-import type { ActionResult, ContainerSpec, CreateContainer, LinuxResources, PlannedAction, PodEvent, SandboxSpec } from "../core/types.js";
-import {
-  ANNOTATION_GRACE_PERIOD,
-  ANNOTATION_SPEC_HASH,
-  ContainerConfig,
-  ContainerResources,
-  GrpcCode,
-  ImageUser,
-  LABEL_CONTAINER_NAME,
-  LABEL_MANAGED_BY,
-  LABEL_POD_NAME,
-  LABEL_POD_NAMESPACE,
-  LABEL_POD_UID,
-  Runtime,
-  RuntimeError,
-  SandboxConfig,
-} from "../cri/runtime.js";
+import type { ActionResult, ContainerSpec, CreateContainer, PlannedAction, PodEvent, SandboxSpec } from "../core/types.js";
+import { ContainerConfig, GrpcCode, ImageUser, Runtime, RuntimeError } from "../cri/runtime.js";
 import type { Logger } from "../common/log.js";
 import { EnvError, containerEnvironment, type PodFacts } from "../env/container-env.js";
 import { ANNOTATION_LOG_FILE, ANNOTATION_TERMINATION_FILE, ANNOTATION_TERMINATION_POLICY, prepareTerminationMessageFile } from "../logs/termination-message.js";
-import { PathEscapeError, pathUnder, safeComponent } from "../common/safe-path.js";
+import { pathUnder, safeComponent } from "../common/safe-path.js";
 import { NonRootError } from "../pod-runtime/security-context.js";
 import { HostnameError } from "../pod-runtime/dns.js";
 import { objectRefsOf } from "../volumes/object-refs.js";
@@ -32,6 +17,8 @@ import { VolumeMountError } from "../volumes/volume-errors.js";
 import type { VolumeManager } from "../volumes/volume-manager.js";
 import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "../pod-runtime/runtime-settings.js";
 import fs from "node:fs";
+import { podLogDirectory } from "../logs/log-paths.js";
+import { containerConfig, criResources, defaultPullPolicy, sandboxConfig } from "./cri-requests.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
 
@@ -90,89 +77,8 @@ export interface ExecutorOptions {
   volumes?: VolumeManager;
 }
 
-/** Kubelet's pod log directory name: `<namespace>_<name>_<uid>`. */
-export function podLogDirectory(podLogsDir: string, sandbox: Pick<SandboxSpec, "podUid" | "podName" | "podNamespace">): string {
-  const name = `${sandbox.podNamespace}_${sandbox.podName}_${sandbox.podUid}`;
-  if (!safeComponent(name)) throw new PathEscapeError(podLogsDir, name);
-  return pathUnder(podLogsDir, name);
-}
-
-export function sandboxConfig(spec: SandboxSpec, podLogsDir: string): SandboxConfig {
-  const labels = {
-    [LABEL_POD_UID]: spec.podUid,
-    [LABEL_POD_NAME]: spec.podName,
-    [LABEL_POD_NAMESPACE]: spec.podNamespace,
-    [LABEL_MANAGED_BY]: "true",
-  };
-  return {
-    podUid: spec.podUid,
-    podName: spec.podName,
-    podNamespace: spec.podNamespace,
-    attempt: spec.attempt,
-    hostNetwork: spec.hostNetwork,
-    cgroupParent: spec.cgroupParent,
-    logDirectory: podLogDirectory(podLogsDir, spec),
-    labels,
-    annotations: { [ANNOTATION_GRACE_PERIOD]: String(spec.terminationGracePeriodSeconds) },
-  };
-}
-
-export function containerConfig(create: CreateContainer): ContainerConfig {
-  const c = create.container;
-  return {
-    name: c.name,
-    attempt: create.attempt,
-    image: c.image,
-    command: c.command,
-    args: c.args,
-    env: c.env,
-    workingDir: c.workingDir,
-    // Relative to the sandbox's log directory, as upstream: <container>/<attempt>.log
-    logPath: containerLogName(c.name, create.attempt),
-    labels: {
-      [LABEL_POD_UID]: create.sandbox.podUid,
-      [LABEL_POD_NAME]: create.sandbox.podName,
-      [LABEL_POD_NAMESPACE]: create.sandbox.podNamespace,
-      [LABEL_CONTAINER_NAME]: c.name,
-      [LABEL_MANAGED_BY]: "true",
-    },
-    annotations: { [ANNOTATION_SPEC_HASH]: create.specHash },
-    resources: criResources(create.resources),
-    ...(create.targetContainerId ? { targetContainerId: create.targetContainerId } : {}),
-  };
-}
-
-/** The core's values as CRI takes them (cgroup v2 weights are the runtime's conversion). */
-export function criResources(r: LinuxResources): ContainerResources {
-  return {
-    cpuShares: Number(r.cpuShares),
-    cpuQuotaUs: Number(r.cpuQuotaUs),
-    cpuPeriodUs: Number(r.cpuPeriodUs),
-    memoryLimitBytes: Number(r.memoryLimitBytes),
-    oomScoreAdj: r.oomScoreAdj,
-  };
-}
-
-/**
- * A container's log file relative to its pod's log directory, `<container>/<attempt>.log` as
- * upstream: where the runtime writes it, the log manager rotates it and the API reads it.
- */
-export function containerLogName(containerName: string, attempt: number): string {
-  if (!safeComponent(containerName)) throw new PathEscapeError("<pod log directory>", containerName);
-  return path.join(containerName, `${attempt}.log`);
-}
-
 class ImagePullError extends Error {}
 class ImageNeverPullError extends Error {}
-
-/** The Pod API's default pull policy: Always for `:latest` or no tag (and no digest), else IfNotPresent. */
-export function defaultPullPolicy(image: string): string {
-  if (image.includes("@")) return "IfNotPresent";
-  const lastPart = image.slice(image.lastIndexOf("/") + 1);
-  const colon = lastPart.lastIndexOf(":");
-  const tag = colon >= 0 ? lastPart.slice(colon + 1) : "";
-  return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
-}
 
 /** The pod object's part of its facts, when the source gave the object. */
 function objectFactsOf(facts: PodFacts): PodObjectFacts | undefined {

@@ -7,7 +7,7 @@ import type { StatsPod } from "../node/stats.js";
 import type { VolumeManager } from "../volumes/volume-manager.js";
 import { removeUnmountedTree } from "../volumes/mounts.js";
 import { cleanSubPaths } from "../volumes/subpath.js";
-import { podLogDirectory } from "./executor.js";
+import { podLogDirectory } from "../logs/log-paths.js";
 
 /** Pod directories are checked for orphans at most this often (upstream housekeeping: 2 s). */
 const ORPHAN_CLEANUP_INTERVAL_MS = 30_000;

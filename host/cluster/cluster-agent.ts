@@ -3,12 +3,13 @@
 // agent loop and the core know nothing of the apiserver; a lost apiserver leaves pods as they
 // are (the last list stays desired) and everything unsent goes out when it is back.
 import type { PlannedAction } from "../core/types.js";
-import type { AgentLoop } from "../agent/agent-loop.js";
+import type { NodePressure } from "../core/types.js";
+import type { AcceptedPods } from "../sources/accepted-pods.js";
 import type { ImageInfo, Runtime } from "../cri/runtime.js";
 import type { Logger } from "../common/log.js";
 import { readMachineInfo, type MachineInfo } from "../node/machine.js";
 import { ManifestError, podFromApiObject } from "../sources/manifest.js";
-import type { ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
+import type { PodRefusal, ScanResult, SourcePod, SourceProblem } from "../sources/static-pods.js";
 import { ApiClient, ApiStatusError, CREDENTIALS_PENDING } from "./api-client.js";
 import { type ContainerList, EventRecorder } from "./events.js";
 import { PodRefusals } from "./pod-refusals.js";
@@ -34,11 +35,25 @@ function desiredKey(object: PodObject): string {
   return JSON.stringify([m.name, m.namespace, m.deletionTimestamp ?? null, m.deletionGracePeriodSeconds ?? null, terminal, object.spec]);
 }
 
+/** What the cluster side needs of the node's agent loop (agent/agent-loop.ts is the one). */
+export interface NodeAgent {
+  /** The complete desired set of pods; returns the ones the node refused. */
+  setPods(scan: ScanResult): PodRefusal[];
+  markSourcesReady?(): void;
+  /** The pods the core accepted: what keeps running through a refused update. */
+  readonly accepted: AcceptedPods;
+  readonly lastRelistOkMs: number;
+  readonly plegThresholdMs: number;
+  readonly pressure: NodePressure;
+  imageRefOf(containerId: string): string | undefined;
+  podIpOf(sandboxId: string): string | undefined;
+}
+
 export interface ClusterAgentOptions {
   client: ApiClient;
   nodeName: string;
   log: Logger;
-  loop: AgentLoop;
+  loop: NodeAgent;
   runtime: Runtime;
   rootDir: string;
   /** Overrides the node's InternalIP (kubelet --node-ip). */

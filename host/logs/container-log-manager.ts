@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
 import type { RuntimeSnapshot } from "../core/types.js";
 import type { Runtime } from "../cri/runtime.js";
-import { containerLogName, podLogDirectory } from "../agent/executor.js";
+import { containerLogName, podLogDirectory } from "./log-paths.js";
 import type { Logger } from "../common/log.js";
 
 export const DEFAULT_LOG_MAX_SIZE_BYTES = 10 * 1024 * 1024;

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { RuntimeSnapshot } from "../core/types.js";
-import { podLogDirectory } from "../agent/executor.js";
+import { podLogDirectory } from "../logs/log-paths.js";
 import { CgroupVersion, cgroupVersion } from "./cgroup-manager.js";
 import { nodeIo, nodeNetwork, nodeSwap } from "./node-extras.js";
 import { directoryBytes, meminfoWorkingSetBytes, podCgroupPaths, readMeminfo, readProcessCounts, readText, statField } from "./stats.js";

@@ -11,7 +11,7 @@ import {
   type Runtime,
   type SandboxInfo,
 } from "../cri/runtime.js";
-import { containerLogName, podLogDirectory } from "../agent/executor.js";
+import { containerLogName, podLogDirectory } from "../logs/log-paths.js";
 
 export interface FoundContainer {
   sandbox: SandboxInfo;

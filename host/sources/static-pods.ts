@@ -28,6 +28,17 @@ export interface SourceProblem {
   message: string;
 }
 
+/** A pod the node refused: where it came from, the field, why (a reason when admission refused it). */
+export interface PodRefusal {
+  index: number;
+  origin: string;
+  field: string;
+  message: string;
+  reason?: string;
+  /** A new version of a running pod was refused: the accepted version keeps running. */
+  keptRunning?: boolean;
+}
+
 export interface ScanResult {
   pods: SourcePod[];
   problems: SourceProblem[];

@@ -208,7 +208,7 @@ test("a manifest swapped for a fifo while the agent runs is named and never bloc
 
 test("paths built from names stay under their roots", async () => {
   const { pathUnder, PathEscapeError } = await import("../../dist/common/safe-path.js");
-  const { podLogDirectory } = await import("../../dist/agent/executor.js");
+  const { podLogDirectory } = await import("../../dist/logs/log-paths.js");
   const { podCgroupDirs } = await import("../../dist/node/cgroups.js");
   const { cgroupDirs } = await import("../../dist/node/cgroup-manager.js");
   assert.equal(pathUnder("/sys/fs/cgroup/cpu", "/kubepods/besteffort/podabc"), "/sys/fs/cgroup/cpu/kubepods/besteffort/podabc");

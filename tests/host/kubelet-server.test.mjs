@@ -10,7 +10,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
-import { containerConfig, sandboxConfig } from "../../dist/agent/executor.js";
+import { containerConfig, sandboxConfig } from "../../dist/agent/cri-requests.js";
 import { Authenticator } from "../../dist/server/authn.js";
 import { AlwaysAllow, requestAttributes } from "../../dist/server/authz.js";
 import { LogQueryError, parseLogOptions } from "../../dist/server/container-logs.js";
