@@ -4,7 +4,7 @@
 // Beside it, each its own file: the pods-and-sources feed (pod-feed.ts), the runtime's calls
 // (executor.ts), probes, hooks and volumes (pod-work.ts), pushed exits (exit-watch.ts), the
 // back-off checkpoint, and the pods' leftovers on disk (pod-housekeeping.ts).
-import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "../relist/pleg-policy.js";
+import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "../common/pleg-policy.js";
 import { Relister } from "../relist/relister.js";
 import type { ActionResult, NodePressure, PlannedAction, ProbeResult, RuntimeSnapshot } from "../core/types.js";
 import { Core, CoreAgent, CoreTrapError } from "../core/core.js";

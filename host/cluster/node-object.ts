@@ -3,7 +3,7 @@
 // (pkg/kubelet/nodestatus/setters.go).
 import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
-import { PLEG_UNHEALTHY_AFTER_MS } from "../relist/pleg-policy.js";
+import { PLEG_UNHEALTHY_AFTER_MS } from "../common/pleg-policy.js";
 
 /** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.2. */
 export const KUBELET_VERSION = "v1.36.2+nanolet";

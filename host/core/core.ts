@@ -4,9 +4,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { instantiate } from "../../build/out/core-js/nanolet-core.js";
 import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./types.js";
-import { packSnapshot } from "../relist/packing.js";
+import { packSnapshot } from "./snapshot-packing.js";
 import { CORE_BINDINGS_DIR } from "../common/asset-paths.js";
-import { packNodeStats } from "../node/stats-packing.js";
+import { packNodeStats } from "./stats-packing.js";
 
 /** The directory holding the component's jco bindings and core modules. */
 export const BINDINGS_DIR = CORE_BINDINGS_DIR;
@@ -196,7 +196,7 @@ export class CoreAgent implements Core {
     }
   }
 
-  /** A stats pass the fast way: packed into typed arrays (see node/stats-packing.ts). */
+  /** A stats pass the fast way: packed into typed arrays (see core/stats-packing.ts). */
   handleNodeStats(nowMs: number, stats: NodeStats): void {
     const now = checkU64("nowMs", nowMs);
     const packed = packNodeStats(stats);
@@ -228,7 +228,7 @@ export class CoreAgent implements Core {
     this.guard("handle-relist", () => this.agent.handleRelist(now, snapshot));
   }
 
-  /** The fast path: the same snapshot packed into typed arrays (see relist/packing.ts). */
+  /** The fast path: the same snapshot packed into typed arrays (see core/snapshot-packing.ts). */
   handleRelistPacked(nowMs: number, snapshot: PackedSnapshot): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-relist-packed", () => this.agent.handleRelistPacked(now, snapshot));

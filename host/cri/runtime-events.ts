@@ -10,7 +10,7 @@
 // A source that says UNIMPLEMENTED is skipped; a broken stream is opened again after a back-off.
 import * as grpc from "@grpc/grpc-js";
 import { readBytesField, readVarintField } from "../common/proto-wire.js";
-import { MAX_CRI_STREAM_FAILURES } from "../relist/pleg-policy.js";
+import { MAX_CRI_STREAM_FAILURES } from "../common/pleg-policy.js";
 
 export type RuntimeEventSourceName = "cri" | "containerd" | "none";
 

@@ -1,7 +1,7 @@
 // Packs a relist straight from the runtime's two answers (relist/list-scanning.ts) into the core's
 // packed-snapshot (wit/runtime-state.wit): the text is the answers' bytes as they came, copied into one
 // buffer, followed by the few strings the answers do not carry (exit reasons and messages); the
-// words point into it. No string of the answers is made. The same relist as relist/packing.ts
+// words point into it. No string of the answers is made. The same relist as core/snapshot-packing.ts
 // would pack from the Relister's observations, string for string (tests/host/relist-wire.test.mjs).
 import type { PackedSnapshot } from "../core/types.js";
 import type { ContainerDetail } from "../cri/runtime.js";
@@ -30,7 +30,7 @@ import {
   SandboxRows,
 } from "./list-scanning.js";
 
-import { CONTAINER_NUMBERS, CONTAINER_WORDS, SANDBOX_NUMBERS, SANDBOX_WORDS } from "./packing.js";
+import { CONTAINER_NUMBERS, CONTAINER_WORDS, SANDBOX_NUMBERS, SANDBOX_WORDS } from "../core/snapshot-packing.js";
 
 type Utf8Buffer = Buffer & { utf8Write(value: string, offset: number): number; latin1Slice(start: number, end: number): string };
 

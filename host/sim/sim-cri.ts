@@ -7,7 +7,7 @@ import type { ActionResult, PlannedAction, PodSpec } from "../core/types.js";
 import type { ProbeInvariants } from "./probe-invariants.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
 import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../agent/executor.js";
-import { packSnapshot } from "../relist/packing.js";
+import { packSnapshot } from "../core/snapshot-packing.js";
 import type { TraceWriter } from "../trace/recording-core.js";
 import type { DurationRange } from "./duration.js";
 import type { EventQueue } from "./event-queue.js";

@@ -4,7 +4,7 @@
 // break, after which exits alone come, as the host falls back to containerd's events). Each
 // arrives after a drawn latency; one sent to an agent since restarted is gone with it.
 import type { Core } from "../core/core.js";
-import { MAX_CRI_STREAM_FAILURES } from "../relist/pleg-policy.js";
+import { MAX_CRI_STREAM_FAILURES } from "../common/pleg-policy.js";
 import { drawDuration } from "./sim-cri.js";
 import type { EventQueue } from "./event-queue.js";
 import type { Faults } from "./faults.js";

@@ -4,7 +4,7 @@
 // simulator decides when things happen, this decides what happens.
 import type { ContainerObservation, CreateContainer, LinuxResources, PackedSnapshot, RuntimeSnapshot, SandboxObservation, SandboxSpec } from "../core/types.js";
 import { GrpcCode, RuntimeError } from "../cri/runtime.js";
-import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../relist/packing.js";
+import { PackedSegment, assembleSnapshot, packContainer, packSandbox } from "../core/snapshot-packing.js";
 import type { Prng } from "./prng.js";
 import type { Scenario } from "./scenario.js";
 

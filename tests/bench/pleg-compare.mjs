@@ -18,7 +18,7 @@ const shuffled = process.env.ORDER !== "same";
 
 const here = await import("../../dist/core/core.js");
 const there = await import(path.resolve(other, "dist/core/core.js"));
-const { packSnapshot } = await import("../../dist/relist/packing.js");
+const { packSnapshot } = await import("../../dist/core/snapshot-packing.js");
 const cores = [
   await here.CoreAgent.create({ nodeName: "bench", ...here.DEFAULT_CORE_CONFIG }),
   await there.CoreAgent.create({ nodeName: "bench", ...there.DEFAULT_CORE_CONFIG }),

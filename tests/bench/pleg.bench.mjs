@@ -3,7 +3,7 @@
 // containers between running and exited, so each one produces events. Measured per relist:
 //   packed:  handle-relist-packed, the path the agent uses (block copies in, PLEG diff on the
 //            packed form, views rebuilt for the pods that changed);
-//   pack:    the host packing the snapshot into typed arrays (relist/packing.ts);
+//   pack:    the host packing the snapshot into typed arrays (core/snapshot-packing.ts);
 //   typed:   handle-relist with the record list (a call per string to lower);
 //   wire:    the agent's own path since the relist is packed from the runtime's answers: the two
 //            answers' wire bytes scanned and packed as they came (relist/list-scanning.ts,
@@ -21,7 +21,7 @@
 //   npm run build && node tests/bench/pleg.bench.mjs
 import { performance } from "node:perf_hooks";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
-import { packSnapshot } from "../../dist/relist/packing.js";
+import { packSnapshot } from "../../dist/core/snapshot-packing.js";
 import { JsPleg } from "./pleg-baseline.mjs";
 import { fresh, snapshot, wireAnswers } from "./pleg-snapshots.mjs";
 import { scanContainerList, scanSandboxList } from "../../dist/relist/list-scanning.js";

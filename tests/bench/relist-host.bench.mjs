@@ -6,7 +6,7 @@
 //   relist:   this tree's Relister (answers scanned, packed as they came);
 //   core:     the core taking that relist (handle-relist-packed);
 //   baseline: the same answers decoded into records, mapped to observations as the Relister
-//             did before (its bookkeeping left out) and packed from records (relist/packing.ts);
+//             did before (its bookkeeping left out) and packed from records (core/snapshot-packing.ts);
 //   other:    with OTHER=<a built checkout>, that checkout's Relister and core on the same answers.
 // All run interleaved in one process.
 //   npm run build && node tests/bench/relist-host.bench.mjs
@@ -26,7 +26,7 @@ const load = async (root) => ({
 });
 const self = await load(here);
 const scanning = await import("../../dist/relist/list-scanning.js");
-const { packSnapshot } = await import("../../dist/relist/packing.js");
+const { packSnapshot } = await import("../../dist/core/snapshot-packing.js");
 const other = process.env.OTHER ? await load(path.resolve(process.env.OTHER)) : undefined;
 
 const service = protoLoader.loadSync(path.join(here, "host/cri/runtime-v1.proto"), { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];

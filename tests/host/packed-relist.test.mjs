@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
-import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../../dist/relist/packing.js";
+import { assembleSnapshot, packContainer, packSandbox, packSnapshot } from "../../dist/core/snapshot-packing.js";
 
 const pod = (uid, policy) => ({
   uid, namespace: "default", name: `pod-${uid}`, restartPolicy: policy, terminationGracePeriodSeconds: 3n, hostNetwork: true,

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CoreAgent, DEFAULT_CORE_CONFIG } from "../../dist/core/core.js";
-import { packNodeStats } from "../../dist/node/stats-packing.js";
+import { packNodeStats } from "../../dist/core/stats-packing.js";
 
 const MI = 1024 * 1024;
 const NODE = {

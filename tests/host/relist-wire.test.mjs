@@ -1,7 +1,7 @@
 // The relist packed straight from the runtime's answers (relist/list-scanning.ts,
 // relist/wire-packing.ts, relist/observations.ts) against the path it replaced: the answers
 // decoded into records (list-decoding.ts), mapped to observations as the Relister mapped them, and
-// packed from those (relist/packing.ts). Random answers encoded by protobufjs from the CRI proto:
+// packed from those (core/snapshot-packing.ts). Random answers encoded by protobufjs from the CRI proto:
 // the same strings and numbers in both packed forms, the same observations, and a malformed
 // answer is a WireError, never anything else.
 import { test } from "node:test";
@@ -13,7 +13,7 @@ import { fastContainer, fastSandbox } from "../../dist/relist/list-scanning-fast
 import { Reader } from "../../dist/cri/list-decoding.js";
 import { WirePacker } from "../../dist/relist/wire-packing.js";
 import { lazySnapshot } from "../../dist/relist/observations.js";
-import { packSnapshot } from "../../dist/relist/packing.js";
+import { packSnapshot } from "../../dist/core/snapshot-packing.js";
 
 const protoPath = new URL("../../host/cri/runtime-v1.proto", import.meta.url).pathname;
 const service = protoLoader.loadSync(protoPath, { keepCase: false, longs: String, enums: String, defaults: true })["runtime.v1.RuntimeService"];

@@ -3,7 +3,7 @@
 // assembly/core/packed.ts. One writer per object kind lays an object into the arrays; the agent
 // packs a whole relist in one pass with it, and the simulator packs each object once into its
 // own small segment and lays unchanged segments end to end (assembleSnapshot).
-import type { ContainerObservation, PackedSnapshot, RuntimeSnapshot, SandboxObservation } from "../core/types.js";
+import type { ContainerObservation, PackedSnapshot, RuntimeSnapshot, SandboxObservation } from "./types.js";
 
 /** The packed layout (mirrors assembly/core/packed.ts): words and numbers per object. */
 export const SANDBOX_WORDS = 10;

@@ -1,7 +1,7 @@
 // Packs a stats pass into the core's packed-node-stats (see wit/node.wit): the pods' uids and
 // container names into one UTF-8 array, their numbers into 64-bit arrays. Typed arrays cross
 // the component boundary as block copies; a list of records costs a call per string.
-import type { NodeStats, PackedNodeStats } from "../core/types.js";
+import type { NodeStats, PackedNodeStats } from "./types.js";
 
 const POD_VALUES = 6;
 const CONTAINER_VALUES = 3;
