@@ -7,12 +7,11 @@ import type { EventQueue } from "./event-queue.js";
 import type { Faults } from "./faults.js";
 import type { SimPodSource } from "./pod-source.js";
 import type { Scenario } from "./scenario.js";
+import type { TimelineAction } from "./scenario-types.js";
 import type { SimApiserver } from "./sim-apiserver.js";
 import type { SimMemory } from "./sim-memory.js";
 import type { SimRuntime } from "./sim-runtime.js";
 import type { UpdateInvariants } from "./update-invariants.js";
-
-export type TimelineAction = Scenario["timeline"][number]["action"];
 
 export interface TimelineContext {
   now(): number;

@@ -5,7 +5,6 @@
 // beside it: sim-timeline.ts (the scenario's timeline), faults.ts, pod-source.ts, sim-host-work.ts
 // (volumes, probes), sim-memory.ts (stats and evictions), expectation-book.ts, invariants.ts.
 import type { ActionResult, NodePressure, PlannedAction, PodStatus, ProbeResult } from "../core/types.js";
-import { hardMemoryThresholdBytes } from "../node/eviction-flags.js";
 import { SimHostWork } from "./sim-host-work.js";
 import { SimDeletions } from "./sim-deletions.js";
 import { preloadImages } from "./sim-runtime.js";
@@ -22,7 +21,7 @@ import { Faults, RELIST_ANSWER_TIMEOUT_MS } from "./faults.js";
 import { Invariants } from "./invariants.js";
 import { SimPodSource } from "./pod-source.js";
 import { Prng } from "./prng.js";
-import { Scenario } from "./scenario.js";
+import { Scenario, coreConfigOf } from "./scenario.js";
 import { SimCri, Snapshot } from "./sim-cri.js";
 import { ProbeInvariants } from "./probe-invariants.js";
 import { SimRuntime } from "./sim-runtime.js";
@@ -81,28 +80,7 @@ export class Simulator {
     this.runtime = new SimRuntime(rng.fork("ids"), s.listOrder === "shuffled" ? rng.fork("list-order") : undefined);
     for (const image of s.missingImages) this.runtime.missingImages.add(image);
     if (options.trace) this.trace = new TraceWriter(options.trace);
-    this.config = {
-      nodeName: s.nodeName,
-      relistPeriodMs: s.relistPeriodMs,
-      backoffInitialMs: s.backoffInitialMs,
-      backoffMaxMs: s.backoffMaxMs,
-      workerErrorBackoffMs: s.workerErrorBackoffMs,
-    };
-    if (s.memory) {
-      const m = s.memory;
-      this.config.node = {
-        memoryCapacityBytes: m.capacityBytes,
-        allocatableMemoryBytes: Math.max(0, m.capacityBytes - hardMemoryThresholdBytes(m.evictionHard, m.capacityBytes)),
-        allocatableCpuMilli: 4000,
-        evictionHard: m.evictionHard,
-        evictionSoft: m.evictionSoft,
-        evictionSoftGracePeriod: m.evictionSoftGracePeriod,
-        evictionMinimumReclaim: m.evictionMinimumReclaim,
-        evictionPressureTransitionPeriodMs: m.transitionPeriodMs,
-        evictionMaxPodGracePeriodSeconds: m.maxPodGracePeriodSeconds,
-        evictionIntervalMs: m.intervalMs,
-      };
-    }
+    this.config = coreConfigOf(s);
     this.maxLatencyMs = Math.max(...Object.entries(s.latency).filter(([k]) => k !== "PullImage").map(([, r]) => r.maxMs), 1);
     this.invariants = new Invariants({ backoffInitialMs: s.backoffInitialMs, backoffMaxMs: s.backoffMaxMs, latencySlackMs: 10 * this.maxLatencyMs });
     this.faults = new Faults(s, rng.fork("faults"), rng.fork("relist"), this.maxLatencyMs, this.trace);
