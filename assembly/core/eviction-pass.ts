@@ -84,11 +84,11 @@ export class EvictionPass {
       }
       if (!rec.candidate!.critical) table.markEligible(rec.slot, pass);
     }
-    const kind = rankingKind(resourceOfSignal(threshold!.signal));
+    const kind = rankingKind(resourceOfSignal(threshold.signal));
     const slot = table.first(kind, pass, this.pods.slots);
     if (slot < 0) return;
     const rec = this.pods.slots[slot]!;
-    const decision = this.manager.decide(nowMs, threshold!, stats, rec.candidate!);
+    const decision = this.manager.decide(nowMs, threshold, stats, rec.candidate!);
     this.evict(rec, decision.message, decision.gracePeriodSeconds);
   }
 
