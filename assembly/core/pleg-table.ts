@@ -2,29 +2,7 @@
 // container and sandbox (unmanaged, its ID's bytes after it), the hash table and listings of
 // entry cells, a pod's slot, and the fingerprints and byte compares that tell a changed object
 // from an unchanged one without allocating.
-import { ContainerState } from "./model";
-import {
-  C_ATTEMPT,
-  C_ID,
-  C_MESSAGE,
-  C_POD_UID,
-  C_REASON,
-  C_STATE,
-  N_CREATED,
-  N_EXIT_CODE,
-  N_FINISHED,
-  N_STARTED,
-  CONTAINER_NUMBERS,
-  CONTAINER_WORDS,
-  PackedSnapshot,
-  SANDBOX_NUMBERS,
-  SANDBOX_WORDS,
-  S_FLAGS,
-  S_FLAG_READY,
-  S_ID,
-  S_POD_UID,
-} from "./packed";
-
+import { C_ATTEMPT, C_MESSAGE, C_REASON, C_STATE, N_CREATED, N_EXIT_CODE, N_FINISHED, N_STARTED, CONTAINER_NUMBERS, CONTAINER_WORDS, PackedSnapshot, SANDBOX_NUMBERS, SANDBOX_WORDS } from "./packed";
 import { PlegEvent } from "./pleg-events";
 
 /// What the PLEG remembers of one container or sandbox between relists. Unmanaged (allocated

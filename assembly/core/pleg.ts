@@ -1,31 +1,9 @@
 // PLEG relist diff (upstream pkg/kubelet/pleg/generic.go): compares the previous and the new
 // runtime state of every container and sandbox and names what happened to each.
 // Its parts: pleg-events.ts (what a move is called), pleg-table.ts (what it remembers).
-import { ContainerState } from "./model";
-import {
-  C_ATTEMPT,
-  C_ID,
-  C_MESSAGE,
-  C_POD_UID,
-  C_REASON,
-  C_STATE,
-  N_CREATED,
-  N_EXIT_CODE,
-  N_FINISHED,
-  N_STARTED,
-  CONTAINER_NUMBERS,
-  CONTAINER_WORDS,
-  PackedSnapshot,
-  SANDBOX_NUMBERS,
-  SANDBOX_WORDS,
-  S_FLAGS,
-  S_FLAG_READY,
-  S_ID,
-  S_POD_UID,
-} from "./packed";
-
-import { PlegEvent, PlegEventType, PlegState, countEvents, generateEvents, plegStateOfContainer } from "./pleg-events";
-import { AHEAD, DETACHED, Entry, EntryTable, Listing, NEW_POSITION, PodSlot, PreviousRelist, RelistDiff, cell, cellEntry, cellTag, containerFingerprint, find, mix, FNV_OFFSET, serialOf } from "./pleg-table";
+import { C_ID, C_POD_UID, C_STATE, CONTAINER_WORDS, PackedSnapshot, SANDBOX_WORDS, S_FLAGS, S_FLAG_READY, S_ID, S_POD_UID } from "./packed";
+import { PlegState, countEvents, generateEvents, plegStateOfContainer } from "./pleg-events";
+import { AHEAD, DETACHED, Entry, EntryTable, Listing, NEW_POSITION, PodSlot, PreviousRelist, RelistDiff, cell, cellEntry, cellTag, containerFingerprint, find, serialOf } from "./pleg-table";
 export { PlegEvent, PlegEventType, PlegState } from "./pleg-events";
 export { PodSlot, RelistDiff, SlotOwner } from "./pleg-table";
 
