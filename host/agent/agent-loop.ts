@@ -96,10 +96,11 @@ export class AgentLoop {
       sandboxIp: (id) => this.podIpOf(id),
       objects: options.objects,
       volumes: options.volumes,
+      logLinks: options.logLinks,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
     this.exits = new ExitWatch(options.runtime, this.relister, options.log, () => this.relistNow(), () => this.stopped);
-    this.podDirectories = new PodDirectories(options.podsDir, options.volumes, options.log);
+    this.podDirectories = new PodDirectories(options.podsDir, options.volumes, options.log, options.logLinks);
     this.work = {
       runtime: options.runtime,
       log: options.log,
@@ -395,6 +396,7 @@ export class AgentLoop {
         this.backOffs.save();
       }
       if (this.sourcesReady) this.podDirectories.cleanupOrphans(snapshot, this.feed.desired.map((p) => p.spec.uid), this.nowMs());
+      this.podDirectories.sweepLogLinks(snapshot, this.nowMs());
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
       this.pendingResults.push(errorResult(action.id, String((error as Error).message), "runtime"));

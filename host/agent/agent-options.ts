@@ -13,6 +13,7 @@ import type { StatsCollector } from "../node/stats.js";
 import type { VolumeManager } from "../volumes/volume-manager.js";
 import type { ObjectStore } from "../volumes/object-store.js";
 import type { TokenManager } from "../volumes/token-manager.js";
+import type { ContainerLogLinks } from "../logs/log-links.js";
 
 export interface AgentLoopOptions {
   runtime: Runtime;
@@ -65,6 +66,8 @@ export interface AgentLoopOptions {
   objects?: ObjectStore;
   /** Service-account tokens of projected volumes; tokens of pods gone are dropped. */
   tokens?: TokenManager;
+  /** `/var/log/containers` links: made when a container starts, removed with it, swept when dangling. */
+  logLinks?: ContainerLogLinks;
 }
 
 export type { PodRefusal } from "../sources/static-pods.js";

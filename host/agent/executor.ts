@@ -18,6 +18,7 @@ import type { VolumeManager } from "../volumes/volume-manager.js";
 import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, withSandboxSettings, type PodObjectFacts, type PodRuntimeSettings } from "../pod-runtime/runtime-settings.js";
 import fs from "node:fs";
 import { podLogDirectory } from "../logs/log-paths.js";
+import type { ContainerLogLinks } from "../logs/log-links.js";
 import { containerConfig, criResources, defaultPullPolicy, sandboxConfig } from "./cri-requests.js";
 
 export const DEFAULT_ACTION_CONCURRENCY = 8;
@@ -75,7 +76,12 @@ export interface ExecutorOptions {
   objects?: ObjectGetter;
   /** The pods' volumes, for each container's mounts. */
   volumes?: VolumeManager;
+  /** `/var/log/containers` links to started containers' logs (none without it). */
+  logLinks?: ContainerLogLinks;
 }
+
+/** Containers created and not started yet whose log path is remembered for their link. */
+const CREATED_LOGS_KEPT = 4096;
 
 class ImagePullError extends Error {}
 class ImageNeverPullError extends Error {}
@@ -91,6 +97,8 @@ export class Executor {
   /** Waiters by slotRank, each in arrival order. */
   private waiting: (() => void)[][] = [];
   private concurrency: number;
+  /** The log path of each container created and not yet started (by ID), for its log link. */
+  private createdLogs = new Map<string, string>();
 
   constructor(private options: ExecutorOptions) {
     this.concurrency = options.concurrency ?? DEFAULT_ACTION_CONCURRENCY;
@@ -175,16 +183,25 @@ export class Executor {
         if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
         this.addTerminationMessage(config, kind.val, facts);
         this.addHostsFile(config, kind.val, facts);
-        return runtime.createContainer(kind.val.sandboxId, config, this.sandboxFor(kind.val.sandbox, facts).config);
+        const sandbox = this.sandboxFor(kind.val.sandbox, facts).config;
+        const id = await runtime.createContainer(kind.val.sandboxId, config, sandbox);
+        if (this.options.logLinks && sandbox.logDirectory && config.logPath) this.rememberLog(id, path.join(sandbox.logDirectory, config.logPath));
+        return id;
       }
-      case "start-container":
+      case "start-container": {
         await runtime.startContainer(kind.val.containerId);
+        const logPath = this.createdLogs.get(kind.val.containerId);
+        this.createdLogs.delete(kind.val.containerId);
+        if (logPath) this.options.logLinks?.link(this.namesOf(action, kind.val), logPath);
         return "";
+      }
       case "stop-container":
         await runtime.stopContainer(kind.val.containerId, Number(kind.val.timeoutSeconds));
         return "";
       case "remove-container":
         await runtime.removeContainer(kind.val.containerId);
+        this.createdLogs.delete(kind.val.containerId);
+        this.options.logLinks?.unlink(this.namesOf(action, kind.val));
         return "";
       case "update-container-resources":
         await runtime.updateContainerResources(kind.val.containerId, criResources(kind.val.resources));
@@ -192,6 +209,16 @@ export class Executor {
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);
     }
+  }
+
+  private rememberLog(containerId: string, logPath: string): void {
+    // A create whose start never came (the pod went first) leaves an entry; the oldest goes.
+    if (this.createdLogs.size >= CREATED_LOGS_KEPT) this.createdLogs.delete(this.createdLogs.keys().next().value!);
+    this.createdLogs.set(containerId, logPath);
+  }
+
+  private namesOf(action: PlannedAction, ref: { containerId: string; containerName: string }) {
+    return { podName: action.podName, podNamespace: action.podNamespace, containerName: ref.containerName, containerId: ref.containerId };
   }
 
   private get settings(): PodRuntimeSettings {

@@ -25,6 +25,7 @@ import { defaultNodeLabels, plegProblem } from "../cluster/node-object.js";
 import { countEviction, statsHandlers } from "../server/stats-endpoints.js";
 import { KubeletMetrics } from "../metrics/kubelet-metrics.js";
 import { ContainerLogManager } from "../logs/container-log-manager.js";
+import { ContainerLogLinks } from "../logs/log-links.js";
 import { SummaryProvider } from "../node/summary.js";
 import { StaticPodSource } from "../sources/static-pods.js";
 import { CoreAgent } from "../core/core.js";
@@ -110,6 +111,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     backOffCheckpoints: checkpointStore("back-off", "back-off"),
     volumes,
     objects,
+    logLinks: new ContainerLogLinks(log),
     tokens,
     onAction: (action) => {
       countEviction(metrics, action);

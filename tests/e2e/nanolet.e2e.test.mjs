@@ -57,6 +57,24 @@ describe("nanolet on containerd", { concurrency: false }, () => {
     });
   });
 
+  test("a started container's log is linked in /var/log/containers, as log shippers expect, and the link goes with it", { timeout: 60_000 }, async () => {
+    await withNanolet("log-links", async (ctx) => {
+      const { manifestDir, nanolet } = ctx;
+      fs.writeFileSync(path.join(manifestDir, "shipped.yaml"), podManifest("shipped", { script: "echo shipped line; sleep 3600" }));
+      nanolet.start();
+      const pod = await nanolet.waitPod("shipped", (p) => p.phase === "Running", "Running");
+      const containerId = pod.containers[0].containerId;
+      const link = path.join("/var/log/containers", `shipped-e2e-node_default_main-${containerId}.log`);
+      const logFile = path.join(nanolet.logsDir, `default_shipped-e2e-node_${pod.uid}`, "main", "0.log");
+      await waitFor("the log link", () => fs.existsSync(link), 10_000);
+      assert.equal(fs.readlinkSync(link), logFile);
+      await waitFor("the container's line through the link", () => fs.readFileSync(link, "utf8").includes("shipped line"), 10_000);
+      fs.rmSync(path.join(manifestDir, "shipped.yaml"));
+      await waitFor("the container removed", () => !runtimeContainers(containerd).some((c) => c.id === containerId), 60_000);
+      await waitFor("the link removed with it", () => { try { fs.lstatSync(link); return false; } catch { return true; } }, 10_000);
+    });
+  });
+
   test("restart policies: Always backs off 10s then 20s; OnFailure restarts only failures; Never does not restart", { timeout: 120_000 }, async () => {
     await withNanolet("policies", async (ctx) => {
       const { manifestDir, nanolet } = ctx;
