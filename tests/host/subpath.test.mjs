@@ -80,7 +80,9 @@ test("a directory swapped with a symlink while subPaths are bound: every bind sh
   let bound = 0;
   let refused = 0;
   try {
-    for (let i = 0; i < 300; i++) {
+    // Until 100 binds were made: on a busy machine the swapper may win most races, and the test is
+    // about every bind made, not about how many the machine's load lets through.
+    for (let i = 0; i < 5000 && bound < 100; i++) {
       let target;
       try {
         target = bindSubPath({ podDir, volumeName: "v", containerName: "c", mountIndex: i % 8, volumePath: volume, subPath: "real/etc" });
