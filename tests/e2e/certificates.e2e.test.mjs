@@ -96,6 +96,8 @@ if (skip) {
       assert.deepEqual(nanolet.logLines(/cannot be reached/), [], "the bootstrap is not an outage");
       // The certificate is used at once: the Node registers on its arrival, not at the next retry
       // of a failed attempt (9 s later, before). 5 s is a generous bound for one POST.
+      // The apiserver can show the Node before the agent has logged it: wait for both lines.
+      await waitFor("the bootstrap and the registration logged", () => nanolet.logLines(/msg="Client certificate obtained by TLS bootstrap"/).length > 0 && nanolet.logLines(/msg="Node registered"/).length > 0, 10_000);
       const timeOf = (regex) => Date.parse(nanolet.logLines(regex)[0]?.match(/(?:^| )time=(\S+)/)?.[1]);
       const obtained = timeOf(/msg="Client certificate obtained by TLS bootstrap"/);
       const registered = timeOf(/msg="Node registered"/);
