@@ -105,6 +105,10 @@ plugin_dir = "${dir}/plugins"
   disable_hugetlb_controller = true
   tolerate_missing_hugetlb_controller = true
 
+# Registries' hosts.toml files (a test registry's CA), as an operator trusts a private registry.
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "${dir}/certs.d"
+
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "/usr/lib/cni"
   conf_dir = "${dir}/cni"
@@ -161,6 +165,8 @@ export class PrivateContainerd {
     this.binDir = binDir;
     this.socket = path.join(dir, "containerd.sock");
     this.endpoint = `unix://${this.socket}`;
+    /** Where hosts.toml files for registries go (`PrivateRegistry.trustFrom`). */
+    this.certsDir = path.join(dir, "certs.d");
     this.child = undefined;
   }
 

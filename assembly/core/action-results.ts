@@ -195,6 +195,8 @@ export class ActionResults {
       this.ctx.imageBackoff.next(imagePullKey(rec.uid, flight.image), nowMs, nowMs);
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImagePull", message));
       this.ctx.event(rec, flight.containerName, EventType.Warning, "Failed", "Failed to pull image \"" + flight.image + "\": " + message);
+      // And, as upstream's failed start says of every sync that could not start the container:
+      this.ctx.event(rec, flight.containerName, EventType.Warning, "Failed", "Error: ErrImagePull");
       // Look again after one relist period: the status then says ImagePullBackOff until the
       // wait ends (the step wakes the pod at the end of the wait).
       wakePod(rec, nowMs + this.ctx.config.relistPeriodMs, nowMs);
@@ -203,6 +205,7 @@ export class ActionResults {
     if (tag == ActionTag.CreateContainer && kind == ErrorKind.ImageNeverPull) {
       rec.waiting.set(flight.containerName, new WaitingReason("ErrImageNeverPull", message));
       this.ctx.event(rec, flight.containerName, EventType.Warning, "ErrImageNeverPull", message);
+      this.ctx.event(rec, flight.containerName, EventType.Warning, "Failed", "Error: ErrImageNeverPull");
       rec.containerRetryAtMs.set(flight.containerName, nowMs + this.ctx.config.workerErrorBackoffMs);
       wakePod(rec, nowMs, nowMs);
       return;

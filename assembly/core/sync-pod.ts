@@ -294,8 +294,24 @@ export function hasInvalidImageName(rec: PodRecord, ctx: WorkerContext, name: st
 export function inImagePullBackOff(rec: PodRecord, ctx: WorkerContext, name: string, image: string): bool {
   const key = imagePullKey(rec.uid, image);
   if (!ctx.imageBackoff.isInBackOffSinceUpdate(key, ctx.nowMs)) return false;
-  rec.waiting.set(name, new WaitingReason("ImagePullBackOff", 'Back-off pulling image "' + image + '"'));
-  wakeAt(rec, ctx.imageBackoff.waitEndsAtMs(key));
+  const backOff = 'Back-off pulling image "' + image + '"';
+  // v1.36 says why in the waiting message: the failure that started this back-off, once per
+  // failure (a message already of the back-off stays as it is).
+  const previous = rec.waiting.has(name) ? rec.waiting.get(name) : null;
+  let message = backOff;
+  if (previous != null && previous.reason == "ErrImagePull") message = backOff + ": " + previous.reason + ": " + previous.message;
+  else if (previous != null && previous.reason == "ImagePullBackOff" && previous.message.startsWith(backOff)) message = previous.message;
+  rec.waiting.set(name, new WaitingReason("ImagePullBackOff", message));
+  const endsAtMs = ctx.imageBackoff.waitEndsAtMs(key);
+  // The BackOff event, once per back-off window (each sync in it would say the same).
+  const eventKey = "pull-backoff:" + name;
+  const windowKey = image + "@" + endsAtMs.toString();
+  if (!rec.backoffEventSent.has(eventKey) || rec.backoffEventSent.get(eventKey) != windowKey) {
+    rec.backoffEventSent.set(eventKey, windowKey);
+    ctx.event(rec, name, EventType.Normal, "BackOff", backOff);
+    ctx.event(rec, name, EventType.Warning, "Failed", "Error: ImagePullBackOff");
+  }
+  wakeAt(rec, endsAtMs);
   return true;
 }
 

@@ -97,6 +97,7 @@ export class AgentLoop {
       objects: options.objects,
       volumes: options.volumes,
       logLinks: options.logLinks,
+      images: options.images,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
     this.exits = new ExitWatch(options.runtime, this.relister, options.log, () => this.relistNow(), () => this.stopped);

@@ -15,6 +15,8 @@ import type { ObjectStore } from "../volumes/object-store.js";
 import type { TokenManager } from "../volumes/token-manager.js";
 import type { ContainerLogLinks } from "../logs/log-links.js";
 
+import type { ImageManager } from "../images/image-manager.js";
+
 export interface AgentLoopOptions {
   runtime: Runtime;
   core: CoreConfig;
@@ -68,6 +70,8 @@ export interface AgentLoopOptions {
   tokens?: TokenManager;
   /** `/var/log/containers` links: made when a container starts, removed with it, swept when dangling. */
   logLinks?: ContainerLogLinks;
+  /** Pulls (serialized or not) and who may use a pulled image; the node's defaults when not given. */
+  images?: ImageManager;
 }
 
 export type { PodRefusal } from "../sources/static-pods.js";

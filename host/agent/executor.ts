@@ -11,7 +11,7 @@ import { pathUnder, safeComponent } from "../common/safe-path.js";
 import { NonRootError } from "../pod-runtime/security-context.js";
 import { HostnameError } from "../pod-runtime/dns.js";
 import { objectRefsOf } from "../volumes/object-refs.js";
-import { credentialsFor } from "../cri/pull-secrets.js";
+import { ImageManager, ImageNeverPullError, ImagePullError } from "../images/image-manager.js";
 import type { ObjectGetter } from "../volumes/object-store.js";
 import { VolumeMountError } from "../volumes/volume-errors.js";
 import type { VolumeManager } from "../volumes/volume-manager.js";
@@ -19,40 +19,8 @@ import { DEFAULT_POD_RUNTIME_SETTINGS, hostsFileMount, withContainerSettings, wi
 import fs from "node:fs";
 import { podLogDirectory } from "../logs/log-paths.js";
 import type { ContainerLogLinks } from "../logs/log-links.js";
-import { containerConfig, criResources, defaultPullPolicy, sandboxConfig } from "./cri-requests.js";
-
-export const DEFAULT_ACTION_CONCURRENCY = 8;
-
-/**
- * Whether a runtime action takes one of the executor's slots. A StopContainer waits for the
- * container to end (up to its grace period, 30 s by default): holding a slot for that long let 8
- * stops at a time run and queued the rest, so removing 40 pods took five grace periods instead of
- * one, and no start or status call got a slot meanwhile. Calls that wait on a container run
- * beside the slots; their number is bounded by the containers the node runs (--max-pods).
- */
-export function holdsSlot(action: PlannedAction): boolean {
-  return action.kind.tag !== "stop-container";
-}
-
-/**
- * Which waiting action gets the next free slot: lower first, in arrival order within a rank.
- * A container of a pod whose sandbox is up goes before new sandboxes, as upstream's worker per
- * pod lets a pod go on while others still wait for theirs: with one queue in arrival order, 50
- * pods written at once had their 50 RunPodSandbox calls ahead of every container, and the first
- * container ran only after the last sandbox (tests/bench/vs-kubelet.mjs: about 10 s instead of
- * 2-4 s on a busy 2-core machine).
- */
-export function slotRank(action: PlannedAction): number {
-  switch (action.kind.tag) {
-    case "create-container":
-    case "start-container":
-      return 0;
-    case "run-sandbox":
-      return 2;
-    default:
-      return 1;
-  }
-}
+import { containerConfig, criResources, sandboxConfig } from "./cri-requests.js";
+import { DEFAULT_ACTION_CONCURRENCY, holdsSlot, slotRank } from "./action-slots.js";
 
 export interface ExecutorOptions {
   runtime: Runtime;
@@ -74,6 +42,8 @@ export interface ExecutorOptions {
   podRuntime?: PodRuntimeSettings;
   /** ConfigMaps and Secrets that env reads; absent without an apiserver. */
   objects?: ObjectGetter;
+  /** Pulls and who may use a pulled image (one with the node's defaults when not given). */
+  images?: ImageManager;
   /** The pods' volumes, for each container's mounts. */
   volumes?: VolumeManager;
   /** `/var/log/containers` links to started containers' logs (none without it). */
@@ -83,8 +53,6 @@ export interface ExecutorOptions {
 /** Containers created and not started yet whose log path is remembered for their link. */
 const CREATED_LOGS_KEPT = 4096;
 
-class ImagePullError extends Error {}
-class ImageNeverPullError extends Error {}
 
 /** The pod object's part of its facts, when the source gave the object. */
 function objectFactsOf(facts: PodFacts): PodObjectFacts | undefined {
@@ -100,8 +68,11 @@ export class Executor {
   /** The log path of each container created and not yet started (by ID), for its log link. */
   private createdLogs = new Map<string, string>();
 
+  private readonly images: ImageManager;
+
   constructor(private options: ExecutorOptions) {
     this.concurrency = options.concurrency ?? DEFAULT_ACTION_CONCURRENCY;
+    this.images = options.images ?? new ImageManager({ runtime: options.runtime, log: options.log });
   }
 
   /** Runs one runtime action; never rejects: failures become `err` results. */
@@ -283,31 +254,24 @@ export class Executor {
     return out;
   }
 
-  /**
-   * Pulls with the pod's imagePullSecrets as upstream's keyring uses them: each credential for
-   * the image's registry in turn until one works; none matching, anonymously. A pull secret
-   * that cannot be read is logged and left out (the pull may still work).
-   */
-  private async pull(image: string, facts: PodFacts | undefined): Promise<void> {
-    const { runtime, log, objects } = this.options;
+  /** The pod's imagePullSecrets as the apiserver has them; one that cannot be had is logged and left out (the pull may still work). */
+  private async pullSecrets(facts: PodFacts | undefined): Promise<Record<string, any>[]> {
+    const { log, objects } = this.options;
     const names: string[] = (Array.isArray(facts?.spec?.imagePullSecrets) ? facts!.spec!.imagePullSecrets : []).map((s: any) => String(s?.name ?? "")).filter((n: string) => n !== "");
     const secrets: Record<string, any>[] = [];
     for (const name of names) {
-      const secret = objects ? await objects.get({ resource: "secrets", namespace: facts!.namespace, name }).catch((e: Error) => (log.log("warn", "Unable to retrieve pull secret; the image pull may not succeed", { pod: `${facts!.namespace}/${facts!.name}`, secret: name, error: e.message }), undefined)) : undefined;
-      if (secret) secrets.push(secret);
-      else log.log("warn", "Unable to retrieve pull secret; the image pull may not succeed", { pod: `${facts!.namespace}/${facts!.name}`, secret: name });
-    }
-    const credentials = credentialsFor(image, secrets);
-    let last: Error | undefined;
-    for (const auth of credentials.length > 0 ? credentials : [undefined]) {
+      const pod = `${facts!.namespace}/${facts!.name}`;
+      let secret: Record<string, any> | undefined;
+      let error: string | undefined;
       try {
-        await runtime.pullImage(image, auth);
-        return;
-      } catch (error) {
-        last = error as Error;
+        secret = objects ? await objects.get({ resource: "secrets", namespace: facts!.namespace, name }) : undefined;
+      } catch (e) {
+        error = (e as Error).message;
       }
+      if (secret) secrets.push(secret);
+      else log.log("warn", "Unable to retrieve pull secret; the image pull may not succeed", { pod, secret: name, ...(error ? { error } : {}) });
     }
-    throw new ImagePullError(`failed to pull image "${image}": ${last?.message}`);
+    return secrets;
   }
 
   /** What the container's env may read: the host's facts of the pod, its IPs from the runtime. */
@@ -329,32 +293,12 @@ export class Executor {
     return facts;
   }
 
-  /**
-   * The image as its pull policy wants it (upstream EnsureImageExists); returns who it runs as,
-   * from the same ImageStatus that found it present (again after a pull).
-   */
+  /** The image as its pull policy wants it (the image manager's); returns who it runs as. */
   private async ensureImage(action: PlannedAction, container: ContainerSpec, facts?: PodFacts): Promise<ImageUser> {
-    const { runtime, log, onEvent } = this.options;
     const { name: containerName, image } = container;
-    const event = (reason: string, message: string) => onEvent?.(action, { containerName, eventType: "normal", reason, message });
-    const policy = container.imagePullPolicy || defaultPullPolicy(image);
-    if (policy !== "Always") {
-      const present = await runtime.imageStatus(image);
-      if (present) {
-        event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
-        return present;
-      }
-      if (policy === "Never") throw new ImageNeverPullError(`Container image "${image}" is not present with pull policy of Never`);
-    }
-    const pod = `${action.podNamespace}/${action.podName}`;
-    log.log("info", "Pulling image", { pod, image });
-    event("Pulling", `Pulling image "${image}"`);
-    const startedMs = Date.now();
-    await this.pull(image, facts);
-    const seconds = ((Date.now() - startedMs) / 1000).toFixed(3);
-    log.log("info", "Pulled image", { pod, image });
-    event("Pulled", `Successfully pulled image "${image}" in ${seconds}s`);
-    return (await runtime.imageStatus(image)) ?? {};
+    const event = (reason: string, message: string) => this.options.onEvent?.(action, { containerName, eventType: "normal", reason, message });
+    const request = { podName: action.podName, podNamespace: action.podNamespace, podUid: action.podUid, image, pullPolicy: container.imagePullPolicy, secrets: await this.pullSecrets(facts) };
+    return this.images.ensure(request, event);
   }
 
 }

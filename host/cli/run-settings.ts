@@ -49,7 +49,7 @@ function clusterAccess(kubeconfig: string | undefined, bootstrapFile: string | u
 }
 
 /** The boolean flags of `run`: each takes `--name`, `--name=true` or `--name=false`, as the kubelet's. */
-const RUN_BOOLEAN_FLAGS = new Set(["rotate-certificates", "authentication-token-webhook", "anonymous-auth"]);
+const RUN_BOOLEAN_FLAGS = new Set(["rotate-certificates", "authentication-token-webhook", "anonymous-auth", "serialize-image-pulls"]);
 
 /**
  * The kubelet's flags (pflag) take a boolean's value after `=` (`--anonymous-auth=false`, the
@@ -138,6 +138,10 @@ export async function runSettings(argv: string[]) {
       "cluster-domain": { type: "string" },
       "resolv-conf": { type: "string" },
       "allowed-unsafe-sysctls": { type: "string" },
+      "serialize-image-pulls": { type: "boolean" },
+      "minimum-image-ttl-duration": { type: "string" },
+      "image-gc-high-threshold": { type: "string" },
+      "image-gc-low-threshold": { type: "string" },
     },
     strict: true,
   });

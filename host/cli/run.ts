@@ -1,6 +1,8 @@
 // `nanolet run`: the agent. Its settings resolved and checked (run-settings.ts), it connects to
 // the runtime and puts the node together: the loop around the core, the pod sources, the
 // cluster side with a kubeconfig, the kubelet API and healthz, logs; until SIGTERM or SIGINT.
+import { ImageManager } from "../images/image-manager.js";
+import { PulledRecords } from "../images/pulled-records.js";
 import fs from "node:fs";
 import path from "node:path";
 import { AgentLoop } from "../agent/agent-loop.js";
@@ -112,6 +114,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     volumes,
     objects,
     logLinks: new ContainerLogLinks(log),
+    images: new ImageManager({
+      runtime, log, rootDir,
+      serializeImagePulls: config.serializeImagePulls,
+      maxParallelImagePulls: config.maxParallelImagePulls,
+      records: new PulledRecords(path.join(rootDir, "image_manager"), config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist ?? [], log),
+    }),
     tokens,
     onAction: (action) => {
       countEviction(metrics, action);

@@ -7,6 +7,7 @@ import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
+import { VERIFICATION_POLICIES } from "../images/pulled-records.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -82,6 +83,15 @@ export const FIELDS: FieldSpec[] = [
   { path: "configMapAndSecretChangeDetectionStrategy", kind: "string", default: "Watch", zeroIsUnset: true, flag: "config-map-and-secret-change-detection-strategy" },
   { path: "allowedUnsafeSysctls", kind: "list", default: [], flag: "allowed-unsafe-sysctls", flagSyntax: "comma-list" },
   { path: "crashLoopBackOff.maxContainerRestartPeriod", kind: "duration", default: "5m0s" },
+  { path: "serializeImagePulls", kind: "bool", default: true, flag: "serialize-image-pulls" },
+  // Upstream has no default: unlimited when pulls are not serialized.
+  { path: "maxParallelImagePulls", kind: "int" },
+  { path: "imagePullCredentialsVerificationPolicy", kind: "string", default: "NeverVerifyPreloadedImages", zeroIsUnset: true },
+  { path: "preloadedImagesVerificationAllowlist", kind: "list" },
+  { path: "imageMinimumGCAge", kind: "duration", default: "2m0s", zeroIsUnset: true, flag: "minimum-image-ttl-duration" },
+  { path: "imageMaximumGCAge", kind: "duration", default: "0s" },
+  { path: "imageGCHighThresholdPercent", kind: "int", default: 85, zeroIsUnset: true, flag: "image-gc-high-threshold" },
+  { path: "imageGCLowThresholdPercent", kind: "int", default: 80, zeroIsUnset: true, flag: "image-gc-low-threshold" },
   { path: "containerRuntimeEndpoint", kind: "string", default: "unix:///run/containerd/containerd.sock", zeroIsUnset: true, flag: "container-runtime-endpoint" },
 ];
 
@@ -91,16 +101,16 @@ export const FIELDS: FieldSpec[] = [
  */
 const UPSTREAM_ONLY_FIELDS = new Set([
   "syncFrequency", "fileCheckFrequency", "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "tlsCipherSuites",
-  "tlsMinVersion", "registryPullQPS", "registryBurst", "imagePullCredentialsVerificationPolicy",
-  "preloadedImagesVerificationAllowlist", "eventRecordQPS", "eventBurst", "enableDebuggingHandlers",
-  "enableContentionProfiling", "oomScoreAdj", "providerID", "streamingConnectionIdleTimeout", "imageMinimumGCAge",
-  "imageMaximumGCAge", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "volumeStatsAggPeriod",
+  "tlsMinVersion", "registryPullQPS", "registryBurst",
+  "eventRecordQPS", "eventBurst", "enableDebuggingHandlers",
+  "enableContentionProfiling", "oomScoreAdj", "providerID", "streamingConnectionIdleTimeout",
+  "volumeStatsAggPeriod",
   "kubeletCgroups", "systemCgroups", "cgroupRoot", "cgroupsPerQOS", "cgroupDriver", "cpuManagerPolicy",
   "singleProcessOOMKill", "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod", "memoryManagerPolicy",
   "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions", "qosReserved",
   "runtimeRequestTimeout", "hairpinMode", "podsPerCore", "podCIDR", "podPidsLimit", "cpuCFSQuota",
   "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles", "contentType", "kubeAPIQPS", "kubeAPIBurst",
-  "serializeImagePulls", "maxParallelImagePulls", "enableControllerAttachDetach", "protectKernelDefaults",
+  "enableControllerAttachDetach", "protectKernelDefaults",
   "makeIPTablesUtilChains", "iptablesMasqueradeBit", "iptablesDropBit", "featureGates", "failSwapOn",
   "memorySwap", "containerLogMaxWorkers", "systemReserved", "kubeReserved", "reservedSystemCPUs",
   "showHiddenMetricsForVersion", "systemReservedCgroup", "kubeReservedCgroup", "enforceNodeAllocatable",
@@ -341,6 +351,13 @@ export function validateConfig(c: KubeletConfiguration): string[] {
   for (const field of ["nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "evictionPressureTransitionPeriod"]) {
     if (msOf(c[field]) <= 0) bad(`${field} ${c[field]} must be greater than zero`);
   }
+  if (c.imageGCHighThresholdPercent < 0 || c.imageGCHighThresholdPercent > 100) bad(`imageGCHighThresholdPercent (--image-gc-high-threshold) ${c.imageGCHighThresholdPercent} must be between 0 and 100, inclusive`);
+  if (c.imageGCLowThresholdPercent < 0 || c.imageGCLowThresholdPercent > 100) bad(`imageGCLowThresholdPercent (--image-gc-low-threshold) ${c.imageGCLowThresholdPercent} must be between 0 and 100, inclusive`);
+  if (c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent) bad(`imageGCLowThresholdPercent (--image-gc-low-threshold) ${c.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${c.imageGCHighThresholdPercent}`);
+  if (msOf(c.imageMaximumGCAge) > 0 && msOf(c.imageMaximumGCAge) <= msOf(c.imageMinimumGCAge)) bad(`imageMaximumGCAge ${c.imageMaximumGCAge} must be greater than imageMinimumGCAge ${c.imageMinimumGCAge}`);
+  if (c.maxParallelImagePulls !== undefined && c.maxParallelImagePulls < 1) bad(`maxParallelImagePulls ${c.maxParallelImagePulls} must be a positive number`);
+  if (c.serializeImagePulls && c.maxParallelImagePulls !== undefined && c.maxParallelImagePulls !== 1) bad(`maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false`);
+  if (!VERIFICATION_POLICIES.includes(c.imagePullCredentialsVerificationPolicy)) bad(`imagePullCredentialsVerificationPolicy "${c.imagePullCredentialsVerificationPolicy}" must be one of ${VERIFICATION_POLICIES.map((p) => `"${p}"`).join(", ")}`);
   if (c.podLogsDir === "") bad("podLogsDir was not specified");
   else if (!path.isAbsolute(c.podLogsDir)) bad(`pod logs path "${c.podLogsDir}" must be absolute path`);
   else if (path.posix.normalize(c.podLogsDir).replace(/(.)\/$/, "$1") !== c.podLogsDir) bad(`pod logs path "${c.podLogsDir}" must be normalized`);

@@ -2,8 +2,9 @@
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
 import * as protoLoader from "@grpc/proto-loader";
 import { CRI_PROTO_PATH } from "../common/asset-paths.js";
-import type { RegistryAuth } from "./pull-secrets.js";
+import type { RegistryAuth } from "../images/pull-credentials.js";
 import {
+  type ImageFsUsage,
   ContainerConfig,
   ContainerResources,
   ImageUser,
@@ -286,7 +287,33 @@ export class FakeRuntime implements Runtime {
 
   async listImages(): Promise<ImageInfo[]> {
     this.record("ListImages");
-    return [...this.images].sort().map((image) => ({ id: `sha256:${image}`, repoTags: [image], repoDigests: [], sizeBytes: 1000 }));
+    return [...this.images].sort().map((image) => this.fakeImage(image));
+  }
+
+  /** Image sizes a test sets (1000 bytes otherwise). */
+  imageSizes = new Map<string, number>();
+
+  private fakeImage(image: string): ImageInfo {
+    return { id: `sha256:${image}`, repoTags: [image], repoDigests: [], sizeBytes: this.imageSizes.get(image) ?? 1000 };
+  }
+
+  async imageInfo(image: string): Promise<(ImageInfo & { user: ImageUser }) | undefined> {
+    this.record("ImageStatus", image);
+    if (!this.images.has(image)) return undefined;
+    return { ...this.fakeImage(image), user: this.imageUsers.get(image) ?? {} };
+  }
+
+  async removeImage(imageId: string): Promise<void> {
+    this.record("RemoveImage", imageId);
+    this.images.delete(imageId.replace(/^sha256:/, ""));
+  }
+
+  /** What ImageFsInfo answers; a test sets it. */
+  imageFs: ImageFsUsage[] = [];
+
+  async imageFsInfo(): Promise<ImageFsUsage[]> {
+    this.record("ImageFsInfo");
+    return this.imageFs;
   }
 
   async reopenContainerLog(id: string): Promise<void> {

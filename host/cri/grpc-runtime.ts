@@ -20,6 +20,7 @@ import {
   ContainerResources,
   StreamingRequest,
   type ContainerSecurity,
+  type ImageFsUsage,
   type ImageInfo,
   type ImageUser,
   type SecurityProfile,
@@ -27,7 +28,7 @@ import {
 import { CRI_PROTO_PATH } from "../common/asset-paths.js";
 import { bytesField } from "../common/proto-wire.js";
 import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
-import type { RegistryAuth } from "./pull-secrets.js";
+import type { RegistryAuth } from "../images/pull-credentials.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 
@@ -268,6 +269,27 @@ export class GrpcRuntime implements Runtime {
     return r.image.username ? { username: r.image.username } : {};
   }
 
+  async imageInfo(image: string): Promise<(ImageInfo & { user: ImageUser }) | undefined> {
+    const r = await this.call(this.imageClient, "ImageStatus", { image: { image } });
+    if (r.image == null || r.image.id === "") return undefined;
+    const uid = r.image.uid?.value;
+    const user: ImageUser = uid !== undefined && uid !== null ? { uid: Number(uid) } : r.image.username ? { username: r.image.username } : {};
+    return { ...imageOf(r.image), user };
+  }
+
+  async removeImage(imageId: string): Promise<void> {
+    await this.call(this.imageClient, "RemoveImage", { image: { image: imageId } });
+  }
+
+  async imageFsInfo(): Promise<ImageFsUsage[]> {
+    const r = await this.call(this.imageClient, "ImageFsInfo", {});
+    return ((r.imageFilesystems ?? []) as Message[]).map((f) => ({
+      mountpoint: f.fsId?.mountpoint ?? "",
+      usedBytes: Number(f.usedBytes?.value ?? 0),
+      inodesUsed: Number(f.inodesUsed?.value ?? 0),
+    }));
+  }
+
   async pullImage(image: string, auth?: RegistryAuth): Promise<string> {
     const r = await this.call(this.imageClient, "PullImage", auth ? { image: { image }, auth } : { image: { image } });
     return r.imageRef;
@@ -300,7 +322,7 @@ export class GrpcRuntime implements Runtime {
 
   async listImages(): Promise<ImageInfo[]> {
     const r = await this.call(this.imageClient, "ListImages", {});
-    return ((r.images ?? []) as Message[]).map((i) => ({ id: i.id ?? "", repoTags: i.repoTags ?? [], repoDigests: i.repoDigests ?? [], sizeBytes: Number(i.size ?? 0) }));
+    return ((r.images ?? []) as Message[]).map(imageOf);
   }
 
   async reopenContainerLog(id: string): Promise<void> {
@@ -419,4 +441,9 @@ function sandboxConfigMessage(config: SandboxConfig): Message {
       sysctls: security?.sysctls ?? {},
     },
   };
+}
+
+/** A CRI Image message as nanolet keeps it. */
+function imageOf(i: Message): ImageInfo {
+  return { id: i.id ?? "", repoTags: i.repoTags ?? [], repoDigests: i.repoDigests ?? [], sizeBytes: Number(i.size ?? 0), pinned: i.pinned === true };
 }

@@ -1,4 +1,4 @@
-import type { RegistryAuth } from "./pull-secrets.js";
+import type { RegistryAuth } from "../images/pull-credentials.js";
 // The container runtime as nanolet's host sees it: the CRI calls it makes, in plain types.
 // Implementations: GrpcRuntime (real CRI over a unix socket) and FakeRuntime (in memory, for
 // host unit tests and the simulator).
@@ -217,6 +217,16 @@ export interface ImageInfo {
   repoTags: string[];
   repoDigests: string[];
   sizeBytes: number;
+  /** CRI Image.pinned: the runtime asks that the image never be garbage collected (the pause image). */
+  pinned?: boolean;
+}
+
+/** One filesystem of CRI ImageFsInfo. */
+export interface ImageFsUsage {
+  /** Where the filesystem is mounted (statfs of it gives capacity and what is free). */
+  mountpoint: string;
+  usedBytes: number;
+  inodesUsed: number;
 }
 
 /** A streaming session the kubelet API asks the runtime for. */
@@ -252,8 +262,14 @@ export interface Runtime {
    * (its uid, or its user name; `{}` when it says neither).
    */
   imageStatus(image: string): Promise<ImageUser | undefined>;
-  /** CRI PullImage, with a registry credential when one is given. */
+  /** CRI ImageStatus in full: the image's ID, size, names and user; undefined when absent. */
+  imageInfo(image: string): Promise<(ImageInfo & { user: ImageUser }) | undefined>;
+  /** CRI PullImage, with a registry credential when one is given; the image's ID (its ref). */
   pullImage(image: string, auth?: RegistryAuth): Promise<string>;
+  /** CRI RemoveImage, by ID; removing an absent image succeeds (as CRI says). */
+  removeImage(imageId: string): Promise<void>;
+  /** CRI ImageFsInfo: the bytes the image filesystem's images use and its mount point. */
+  imageFsInfo(): Promise<ImageFsUsage[]>;
   /** CRI ExecSync: runs `cmd` in the container and waits (timeoutSeconds 0: the runtime's default). */
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** CRI Exec, Attach, PortForward: the URL of the runtime's streaming server for this session. */

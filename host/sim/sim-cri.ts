@@ -6,7 +6,7 @@
 import type { ActionResult, PlannedAction, PodSpec } from "../core/types.js";
 import type { ProbeInvariants } from "./probe-invariants.js";
 import { GrpcCode, RETRY_POLICY, RuntimeError } from "../cri/runtime.js";
-import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../agent/executor.js";
+import { DEFAULT_ACTION_CONCURRENCY, holdsSlot } from "../agent/action-slots.js";
 import { packSnapshot } from "../core/snapshot-packing.js";
 import type { TraceWriter } from "../trace/recording-core.js";
 import type { DurationRange } from "./duration.js";

@@ -2,7 +2,8 @@
 // never take one, so a stop storm neither serialises the stops nor starves the other calls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_ACTION_CONCURRENCY, Executor } from "../../dist/agent/executor.js";
+import { Executor } from "../../dist/agent/executor.js";
+import { DEFAULT_ACTION_CONCURRENCY } from "../../dist/agent/action-slots.js";
 
 const log = { log() {} };
 

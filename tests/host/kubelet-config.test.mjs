@@ -91,11 +91,11 @@ test("mergeDefaultEvictionSettings keeps the defaults a file leaves out; a lone 
 });
 
 test("unknown fields and upstream fields nanolet ignores are warned about by name; the rest loads", () => {
-  const { config, warnings } = resolve("maxPods: 7\nmaxPodz: 8\nimageGCHighThresholdPercent: 90\nauthentication:\n  anonymous:\n    enabled: true\n  anonymouz: {}\n");
+  const { config, warnings } = resolve("maxPods: 7\nmaxPodz: 8\nregistryPullQPS: 9\nauthentication:\n  anonymous:\n    enabled: true\n  anonymouz: {}\n");
   assert.equal(config.maxPods, 7);
   assert.equal(config.authentication.anonymous.enabled, true);
   assert.deepEqual(warnings.sort(), [
-    'field "imageGCHighThresholdPercent" is not implemented by nanolet and is ignored',
+    'field "registryPullQPS" is not implemented by nanolet and is ignored',
     'unknown field "authentication.anonymouz"',
     'unknown field "maxPodz"',
   ]);

@@ -15,7 +15,7 @@ import { ObjectStore, objectRefsOf } from "../../dist/volumes/object-store.js";
 import { isMountPoint, tmpfsNoswapSupported, unmountAll } from "../../dist/volumes/mounts.js";
 import { containerEnvironment, EnvError } from "../../dist/env/container-env.js";
 import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
-import { credentialsFor } from "../../dist/cri/pull-secrets.js";
+import { credentialsFor } from "../../dist/images/pull-credentials.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
 import { Executor } from "../../dist/agent/executor.js";
 
@@ -446,7 +446,8 @@ test("imagePullSecrets: the credentials of matching registries, most specific fi
   assert.deepEqual(users("busybox"), ["hub:h"]);
   assert.deepEqual(users("other.example.com:5000/x@sha256:" + "a".repeat(64)), ["old:o"]);
   assert.deepEqual(users("quay.io/app"), []);
-  assert.equal(credentialsFor("registry.example.com/x", secrets)[0].serverAddress, "registry.example.com");
+  // No server address: containerd refuses a bare host:port there, and the image names its registry.
+  assert.equal(credentialsFor("registry.example.com/x", secrets)[0].serverAddress, undefined);
 });
 
 test("imagePullSecrets reach CRI PullImage: each credential in turn, a missing secret logged, not fatal", async () => {
