@@ -21,7 +21,7 @@ import { InitProgress, initStep, stopSidecarsOfCompletedPod } from "./init-conta
 import { VolumeProgress, volumesStep } from "./volume-manager";
 import { containerSpecHash } from "./hash";
 
-/// Exited instances kept per container name besides the newest (upstream MaxPerPodContainer).
+/// Dead instances kept per container name (upstream's MaxPerPodContainer, 1).
 const DEAD_CONTAINERS_KEPT_PER_NAME = 1;
 const NS_PER_MS: i64 = 1_000_000;
 
@@ -320,12 +320,15 @@ function collectGarbage(rec: PodRecord, ctx: WorkerContext, sandbox: SandboxObse
   for (let i = 0; i < rec.containers.length; i++) {
     const c = rec.containers[i];
     if (isLive(c)) continue;
-    let newer = 0;
+    // Upstream's MaxPerPodContainer counts dead instances only: the newest dead one stays (its
+    // exit is the lastState, and `kubectl logs --previous` reads its log); older ones go.
+    let newerDead = 0;
     for (let j = 0; j < rec.containers.length; j++) {
       const o = rec.containers[j];
-      if (o.name == c.name && (o.attempt > c.attempt || (o.attempt == c.attempt && o.createdAtNs > c.createdAtNs))) newer++;
+      if (isLive(o) || o.name != c.name) continue;
+      if (o.attempt > c.attempt || (o.attempt == c.attempt && o.createdAtNs > c.createdAtNs)) newerDead++;
     }
-    if (newer > DEAD_CONTAINERS_KEPT_PER_NAME) {
+    if (newerDead >= DEAD_CONTAINERS_KEPT_PER_NAME) {
       ctx.removeContainer(rec, c.id, c.name);
       return true;
     }

@@ -245,6 +245,7 @@ export class GrpcRuntime implements Runtime {
     if (!s) throw new RuntimeError(`ContainerStatus: no status for ${id}`, GrpcCode.NOT_FOUND, "ContainerStatus");
     return {
       id: s.id,
+      logPath: s.logPath || undefined,
       sandboxId: "",
       name: s.metadata?.name ?? "",
       attempt: s.metadata?.attempt ?? 0,

@@ -159,6 +159,8 @@ export interface ContainerInfo {
 }
 
 export interface ContainerDetail extends ContainerInfo {
+  /** Where the runtime writes the container's log (CRI ContainerStatus.log_path). */
+  logPath?: string;
   startedAtNs: bigint;
   finishedAtNs: bigint;
   exitCode: number;

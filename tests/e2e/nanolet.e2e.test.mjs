@@ -103,6 +103,21 @@ describe("nanolet on containerd", { concurrency: false }, () => {
       assert.ok(second >= 10.5 && second < 16, `restart 1->2 took ${second}s, want 1s run + 10s back-off`);
       assert.ok(third >= 20.5 && third < 27, `restart 2->3 took ${third}s, want 1s run + 20s back-off`);
       assert.ok(nanolet.logLines(/Back-off restarting failed container main in pod always-e2e-node/).length >= 1);
+      // Container garbage collection: of its 4 instances, the crash loop keeps exactly one dead
+      // one (upstream's MaxPerPodContainer 1) beside the current one, and the logs of those removed go too.
+      const always = await nanolet.pod("always");
+      const instances = () => {
+        const out = containerd.ctr("containers", "ls", `labels."io.kubernetes.pod.uid"==${always.uid},labels."io.kubernetes.container.name"==main`);
+        const ids = out.split("\n").slice(1).map((l) => l.split(/\s+/)[0]).filter(Boolean);
+        const live = new Set(containerd.ctr("tasks", "ls").split("\n").filter((l) => /RUNNING/.test(l)).map((l) => l.split(/\s+/)[0]));
+        return { all: ids.length, dead: ids.filter((id) => !live.has(id)).length };
+      };
+      const logDir = path.join(nanolet.logsDir, `default_always-e2e-node_${always.uid}`, "main");
+      await waitFor("the crash loop down to one dead instance (and the current one), each with its log", () => {
+        const now = instances();
+        return now.dead === 1 && fs.readdirSync(logDir).length === now.all;
+      }, 30_000);
+      assert.ok(!fs.readdirSync(logDir).includes("0.log"), "the first instance's log went with it");
 
       const never = await nanolet.waitPod("never", (p) => p.phase === "Failed", "Failed");
       assert.equal(never.restarts, 0);
