@@ -300,6 +300,7 @@ export function coreAbort(message: usize, fileName: usize, line: u32, column: u3
 export { plegRelistEvents } from "./library/pleg";
 export { evictionParseThresholds, evictionThresholdsMet, evictionRankPods } from "./library/eviction";
 export { qosPodQosClass, qosOomScoreAdjust } from "./library/qos";
+export { imageGcPlan } from "./library/image-gc";
 export { cgroupsContainerCgroup, cgroupsPodCgroup, cgroupsPodCgroupParent } from "./library/cgroups";
 export { statusPodPhaseOf } from "./library/status";
 export { restartShouldRestart, restartBackOffStep, restartInBackOff } from "./library/restart";

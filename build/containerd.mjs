@@ -37,7 +37,7 @@ const ociArch = () => ({ x64: "amd64", arm64: "arm64", arm: "arm" })[process.arc
 const sha256 = (buf) => crypto.createHash("sha256").update(buf).digest("hex");
 
 /** Writes a single-layer docker-archive tar of `rootfs` (ctr imports it by RepoTags). */
-function imageArchive(rootfs, tag, entrypoint, outTar) {
+export function imageArchive(rootfs, tag, entrypoint, outTar) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-img-"));
   const layerTar = path.join(work, "layer.tar");
   execFileSync("tar", ["--numeric-owner", "--owner=0", "--group=0", "-C", rootfs, "-cf", layerTar, "."]);

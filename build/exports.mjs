@@ -46,6 +46,7 @@ export const EXPORT_NAMES = [
   ["probeRecordOutcome", `${lib("probe")}#record-outcome`, "postReturn"],
   ["probeFirstTickAt", `${lib("probe")}#first-tick-at`, "postReturn"],
   ["probeNextTickAt", `${lib("probe")}#next-tick-at`, "postReturn"],
+  ["imageGcPlan", `${lib("image-gc")}#plan`, "postReturn"],
 ];
 
 /// Exports that exist only for wiring inside the module and must not reach the component.

@@ -6,8 +6,8 @@
 // back-off checkpoint, and the pods' leftovers on disk (pod-housekeeping.ts).
 import { EVENTED_PLEG_UNHEALTHY_AFTER_MS, PLEG_UNHEALTHY_AFTER_MS } from "../common/pleg-policy.js";
 import { Relister } from "../relist/relister.js";
-import type { ActionResult, NodePressure, PlannedAction, ProbeResult, RuntimeSnapshot } from "../core/types.js";
-import { Core, CoreAgent, CoreTrapError } from "../core/core.js";
+import type { ActionResult, GcPlan, NodePressure, PlannedAction, ProbeResult, RuntimeSnapshot } from "../core/types.js";
+import { Core, CoreAgent, CoreTrapError, type ImageGcRequest } from "../core/core.js";
 import type { TaskExit } from "../cri/runtime-events.js";
 import { removePodCgroups } from "../node/cgroups.js";
 import type { ScanResult } from "../sources/static-pods.js";
@@ -217,6 +217,11 @@ export class AgentLoop {
     const refusals = this.feed.setPods(scan);
     this.schedulePump();
     return refusals;
+  }
+
+  /** The image collector's decision, from the running core (undefined while there is none). */
+  planImageGc(request: ImageGcRequest): GcPlan | undefined {
+    return this.withCore((core) => core.planImageGc?.(request));
   }
 
   private withCore<T>(fn: (core: Core) => T): T | undefined {

@@ -1,5 +1,6 @@
 // `nanolet run`'s settings: the kubelet's flags (their names, pflag's booleans), the
 // configuration file under them, and every check that must pass before the agent starts.
+import { parseGoDuration } from "../config/go-duration.js";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -142,6 +143,8 @@ export async function runSettings(argv: string[]) {
       "minimum-image-ttl-duration": { type: "string" },
       "image-gc-high-threshold": { type: "string" },
       "image-gc-low-threshold": { type: "string" },
+      "image-gc-period": { type: "string", default: "5m" },
+      "pod-infra-container-image": { type: "string" },
     },
     strict: true,
   });
@@ -151,6 +154,8 @@ export async function runSettings(argv: string[]) {
   const log = new StreamLogger(process.stderr, level);
   // Upstream's defaults, then --config, then the flags given: what the agent runs with and /configz shows.
   const { config, warnings } = resolveConfig({ file: values.config, flags: values, hasKubeconfig: values.kubeconfig !== undefined });
+  const imageGcPeriod = parseGoDuration(values["image-gc-period"]!);
+  if (typeof imageGcPeriod === "string" || imageGcPeriod <= 0n) throw new Error(`--image-gc-period: ${typeof imageGcPeriod === "string" ? imageGcPeriod : "must be greater than 0"}`);
   for (const warning of warnings) log.log("warn", "Configuration file: " + warning, { file: values.config });
   const nodeName = values["hostname-override"] ?? defaultNodeName();
   const maxPods: number = config.maxPods;

@@ -1,6 +1,7 @@
 // `nanolet run`: the agent. Its settings resolved and checked (run-settings.ts), it connects to
 // the runtime and puts the node together: the loop around the core, the pod sources, the
 // cluster side with a kubeconfig, the kubelet API and healthz, logs; until SIGTERM or SIGINT.
+import { startImageCollector } from "./image-gc-settings.js";
 import { ImageManager } from "../images/image-manager.js";
 import { PulledRecords } from "../images/pulled-records.js";
 import fs from "node:fs";
@@ -164,6 +165,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
   });
   runtimeEvents.start();
+  const imageCollector = startImageCollector({ config, values, runtime, log, loop, nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message) });
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({
@@ -246,6 +248,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       cluster?.stop();
       objects?.stop();
       runtimeEvents.stop();
+      imageCollector?.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

@@ -3,7 +3,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { instantiate } from "../../build/out/core-js/nanolet-core.js";
-import type { ActionResult, AgentConfig, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./types.js";
+import type { ActionResult, AgentConfig, GcPlan, NodeConfig, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "./types.js";
 import { packSnapshot } from "./snapshot-packing.js";
 import { CORE_BINDINGS_DIR } from "../common/asset-paths.js";
 import { packNodeStats } from "./stats-packing.js";
@@ -140,7 +140,23 @@ export interface Core {
   /** The runtime pushed a container change: the core relists at its next poll. */
   handleRuntimeEvent?(nowMs: number): void;
   handleEventStream?(nowMs: number, streaming: boolean): void;
+  /** The image collector's decision (WIT image-gc `plan`); throws ImageGcRefusal with the core's words. */
+  planImageGc?(request: ImageGcRequest): GcPlan;
 }
+
+/** What the image collector asks of the core, in host numbers (WIT image-gc `plan`'s arguments). */
+export interface ImageGcRequest {
+  images: { id: string; sizeBytes: number; inUse: boolean; pinned: boolean; firstDetectedMs: number; lastUsedMs: number }[];
+  capacityBytes: number;
+  availableBytes: number;
+  policy: { highThresholdPercent: number; lowThresholdPercent: number; minimumAgeMs: number; maximumAgeMs: number };
+  nowMs: number;
+  beganMs: number;
+  reclaimAll: boolean;
+}
+
+/** The core refused an image-gc request (upstream's words, e.g. `invalid capacity 0 on image filesystem`). */
+export class ImageGcRefusal extends Error {}
 
 /** One container's crash-loop back-off (WIT `back-off-checkpoint`), in host numbers. */
 export interface BackOffEntry {
@@ -154,6 +170,7 @@ export class CoreAgent implements Core {
   private constructor(
     private agent: InstanceType<Bindings["agentApi"]["Agent"]>,
     private lastTrap: () => string,
+    private imageGc: Bindings["imageGc"],
   ) {}
 
   static async create(config: CoreConfig): Promise<CoreAgent> {
@@ -166,7 +183,7 @@ export class CoreAgent implements Core {
       workerErrorBackoffMs: checkU64("workerErrorBackoffMs", config.workerErrorBackoffMs),
       maxPods: checkU32("maxPods", config.maxPods ?? DEFAULT_MAX_PODS),
     } satisfies AgentConfig);
-    const core = new CoreAgent(agent, lastTrap);
+    const core = new CoreAgent(agent, lastTrap, bindings.imageGc);
     if (config.node) core.configureNode(config.node);
     return core;
   }
@@ -279,5 +296,23 @@ export class CoreAgent implements Core {
     const now = checkU64("nowMs", nowMs);
     const lowered = entries.map((e) => ({ key: e.key, durationMs: checkU64("durationMs", e.durationMs), lastUpdateMs: checkU64("lastUpdateMs", e.lastUpdateMs) }));
     this.guard("restore-back-offs", () => this.agent.restoreBackOffs(now, lowered));
+  }
+
+  planImageGc(request: ImageGcRequest): GcPlan {
+    const images = request.images.map((i) => ({
+      id: i.id, sizeBytes: checkU64("sizeBytes", i.sizeBytes), inUse: i.inUse, pinned: i.pinned,
+      firstDetectedMs: checkU64("firstDetectedMs", i.firstDetectedMs), lastUsedMs: checkU64("lastUsedMs", i.lastUsedMs),
+    }));
+    const p = request.policy;
+    const policy = { highThresholdPercent: p.highThresholdPercent, lowThresholdPercent: p.lowThresholdPercent, minimumAgeMs: checkU64("minimumAgeMs", p.minimumAgeMs), maximumAgeMs: checkU64("maximumAgeMs", p.maximumAgeMs) };
+    const args = [checkU64("capacityBytes", request.capacityBytes), checkU64("availableBytes", request.availableBytes), policy, checkU64("nowMs", request.nowMs), checkU64("beganMs", request.beganMs)] as const;
+    try {
+      return this.imageGc.plan(images, args[0], args[1], args[2], args[3], args[4], request.reclaimAll);
+    } catch (error) {
+      const payload = (error as { payload?: unknown }).payload;
+      if (typeof payload === "string") throw new ImageGcRefusal(payload);
+      if (error instanceof RangeError || error instanceof TypeError) throw error;
+      throw new CoreTrapError("image-gc-plan", this.lastTrap() || String(error), error);
+    }
   }
 }

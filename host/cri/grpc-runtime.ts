@@ -166,6 +166,11 @@ export class GrpcRuntime implements Runtime {
     return ((r.status?.conditions ?? []) as Message[]).map((c) => ({ type: c.type, status: !!c.status, reason: c.reason ?? "", message: c.message ?? "" }));
   }
 
+  async sandboxImage(): Promise<string | undefined> {
+    const r = await this.call(this.runtimeClient, "Status", { verbose: true });
+    return sandboxImageOf(r.info?.config);
+  }
+
   async runPodSandbox(config: SandboxConfig): Promise<string> {
     const r = await this.call(this.runtimeClient, "RunPodSandbox", { config: sandboxConfigMessage(config) });
     return r.podSandboxId;
@@ -447,4 +452,19 @@ function sandboxConfigMessage(config: SandboxConfig): Message {
 /** A CRI Image message as nanolet keeps it. */
 function imageOf(i: Message): ImageInfo {
   return { id: i.id ?? "", repoTags: i.repoTags ?? [], repoDigests: i.repoDigests ?? [], sizeBytes: Number(i.size ?? 0), pinned: i.pinned === true };
+}
+
+/**
+ * The sandbox image in the verbose CRI Status' `config` (containerd: `sandboxImage` in 1.x,
+ * `pinnedImages.sandbox` in 2.x); undefined when it says neither or is not JSON.
+ */
+export function sandboxImageOf(config: unknown): string | undefined {
+  if (typeof config !== "string" || config.length > 1024 * 1024) return undefined;
+  try {
+    const parsed = JSON.parse(config);
+    const image = parsed?.sandboxImage ?? parsed?.pinnedImages?.sandbox;
+    return typeof image === "string" && image !== "" ? image : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -241,6 +241,8 @@ export interface Runtime {
   version(): Promise<RuntimeVersion>;
   /** CRI Status: the runtime's own readiness conditions. */
   status(): Promise<RuntimeCondition[]>;
+  /** The runtime's sandbox (pause) image, from the verbose CRI Status, if it says. */
+  sandboxImage?(): Promise<string | undefined>;
   runPodSandbox(config: SandboxConfig): Promise<string>;
   stopPodSandbox(id: string): Promise<void>;
   removePodSandbox(id: string): Promise<void>;

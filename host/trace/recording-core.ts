@@ -1,8 +1,8 @@
 // A Core that writes every call it passes on to a trace (see codec.ts): the inputs, the outputs,
 // and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
 // from its time is written as `same`, so a steady node costs a few bytes a second.
-import type { ActionResult, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core/types.js";
-import { Core, CoreConfig, CoreTrapError, type BackOffEntry } from "../core/core.js";
+import type { ActionResult, GcPlan, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core/types.js";
+import { Core, CoreConfig, CoreTrapError, type BackOffEntry, type ImageGcRequest } from "../core/core.js";
 import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
 
 /** Where trace lines go, one string per line without its newline. */
@@ -154,5 +154,11 @@ export class RecordingCore implements Core {
 
   pollDeadline(): number | undefined {
     return this.inner.pollDeadline();
+  }
+
+  /** A pure function of its arguments, outside the agent's state: not recorded, nothing to replay. */
+  planImageGc(request: ImageGcRequest): GcPlan {
+    if (!this.inner.planImageGc) throw new Error("this core has no image-gc plan");
+    return this.inner.planImageGc(request);
   }
 }

@@ -90,6 +90,10 @@ export class Nanolet {
     // The kubelet API and healthz ports are off unless a test asks for them (tests run side by side).
     const ports = extraArgs.includes("--port") ? [] : ["--port", "0"];
     if (!extraArgs.includes("--healthz-port")) ports.push("--healthz-port", "0");
+    // Image GC off, as the upstream kubelet's harness has it: a shared machine's disk must not
+    // remove the local images the tests use (no registry would give them back). The image GC
+    // test sets its own thresholds on its own filesystem.
+    if (!extraArgs.includes("--image-gc-high-threshold")) ports.push("--image-gc-high-threshold", "100", "--image-gc-low-threshold", "99");
     const [command, ...prefix] = this.nodeArgs ? [process.execPath, ...this.nodeArgs, this.bin] : [this.bin];
     this.proc = spawn(command, [
       ...prefix,

@@ -135,3 +135,54 @@ test("a pull: Pulling, then Pulled with its time, the time including waiting, an
     return true;
   });
 });
+
+test("the image collector: first-seen and last-used times kept per image, images in use and the sandbox image never planned, a shortfall said as upstream says it", async () => {
+  const { loadLibrary } = await import("../../dist/core/library.js");
+  const { ImageCollector } = await import("../../dist/images/image-collector.js");
+  const library = await loadLibrary();
+  const requests = [];
+  const plan = (r) => {
+    requests.push(r);
+    const images = r.images.map((i) => ({ ...i, sizeBytes: BigInt(i.sizeBytes), firstDetectedMs: BigInt(i.firstDetectedMs), lastUsedMs: BigInt(i.lastUsedMs) }));
+    const policy = { ...r.policy, minimumAgeMs: BigInt(r.policy.minimumAgeMs), maximumAgeMs: BigInt(r.policy.maximumAgeMs) };
+    return library.imageGc.plan(images, BigInt(r.capacityBytes), BigInt(r.availableBytes), policy, BigInt(r.nowMs), BigInt(r.beganMs), r.reclaimAll);
+  };
+  const runtime = new FakeRuntime();
+  for (const image of ["pause", "used", "old", "new"]) runtime.images.add(image);
+  runtime.imageSizes.set("old", 300);
+  runtime.imageSizes.set("new", 300);
+  runtime.imageFs = [{ mountpoint: "/images", usedBytes: 0, inodesUsed: 0 }];
+  runtime.listContainers = async () => [{ id: "c1", sandboxId: "s1", name: "app", attempt: 0, image: "used", imageRef: "sha256:used", state: "CONTAINER_EXITED", createdAtNs: 0n, labels: {}, annotations: {} }];
+  runtime.sandboxImage = async () => "pause";
+  let now = 1_000;
+  let available = 500;
+  const events = [];
+  const collector = new ImageCollector({
+    runtime, log: { log() {} }, plan, now: () => now,
+    policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minimumAgeMs: 60_000, maximumAgeMs: 0 },
+    filesystem: () => ({ capacityBytes: 10_000, availableBytes: available }),
+    onNodeEvent: (type, reason, message) => events.push(`${type} ${reason}: ${message}`),
+  });
+  // First pass: every image just seen, so none old enough, though the disk is 95% full.
+  assert.deepEqual((await collector.collect()).removed, []);
+  assert.equal(events.length, 1);
+  assert.match(events[0], /^Warning FreeDiskSpaceFailed: Failed to garbage collect required amount of images\. Attempted to free 1500 bytes, but only found 0 bytes eligible to free\.$/);
+  // A new image appears later; a minute on, the old unused one goes, the new one is too young.
+  runtime.images.delete("new");
+  now = 30_000;
+  await collector.collect();
+  runtime.images.add("new");
+  now = 61_000;
+  available = 9_000;
+  assert.deepEqual((await collector.collect()).removed, [], "under the threshold nothing goes");
+  available = 500;
+  now = 62_000;
+  const pass = await collector.collect();
+  assert.deepEqual(pass.removed, ["sha256:old"]);
+  assert.deepEqual([...runtime.images].sort(), ["new", "pause", "used"]);
+  const last = requests.at(-1).images;
+  assert.equal(last.find((i) => i.id === "sha256:used").inUse, true, "a dead container's image is in use");
+  assert.equal(last.find((i) => i.id === "sha256:pause").pinned, true, "the sandbox image is kept");
+  assert.equal(last.find((i) => i.id === "sha256:new").firstDetectedMs, 61_000);
+  assert.equal(last.find((i) => i.id === "sha256:old").firstDetectedMs, 1_000);
+});

@@ -64,6 +64,10 @@ const runtimeSnapshot = record([
 ]);
 const lifecycleEvent = record([["podUid", str], ["containerId", str], ["eventType", enumOf(["container-started", "container-died", "container-removed"])]]);
 
+const gcImage = record([["id", str], ["sizeBytes", u64], ["inUse", bool], ["pinned", bool], ["firstDetectedMs", u64], ["lastUsedMs", u64]]);
+const gcPolicy = record([["highThresholdPercent", u32], ["lowThresholdPercent", u32], ["minimumAgeMs", u64], ["maximumAgeMs", u64]]);
+const gcPlan = record([["removeForAge", list(str)], ["removeForSpace", list(str)], ["usagePercent", u32], ["bytesToFree", u64], ["bytesFreed", u64]]);
+
 const fn = (iface, name, params, res) => ({ export: `nanolet:core/${iface}@0.1.0#${name}`, params, result: res });
 
 /** By [interface, function] as jco names them (cases.mjs `fn`). */
@@ -83,6 +87,7 @@ export const SIGNATURES = {
   "restart.inBackOff": fn("restart", "in-back-off", [backOffEntry, u64, u64, u64], result(bool, str)),
   "eviction.parseThresholds": fn("eviction", "parse-thresholds", [str, str, str, str, list(str)], result(list(threshold), str)),
   "eviction.thresholdsMet": fn("eviction", "thresholds-met", [list(threshold), list(signalObservation), list(metThreshold), u64], result(list(metThreshold), str)),
+  "imageGc.plan": fn("image-gc", "plan", [list(gcImage), u64, u64, gcPolicy, u64, u64, bool], result(gcPlan, str)),
   "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(rankedPod), str)),
   "pleg.relistEvents": fn("pleg", "relist-events", [runtimeSnapshot, runtimeSnapshot], result(list(lifecycleEvent), str)),
 };

@@ -446,7 +446,36 @@ const pleg = [
     err: "after.sandboxes[0].id: Required value" },
 ];
 
-export const CASES = [...qos, ...cgroups, ...status, ...restart, ...probe, ...eviction, ...pleg];
+// ---- image-gc ---------------------------------------------------------------------------
+// Upstream's image_gc_manager_test cases as plans: policy 90/80 as there, a 1000-byte filesystem.
+const img = (id, sizeBytes, { inUse = false, pinned = false, first = 0n, last = 0n } = {}) => ({ id, sizeBytes, inUse, pinned, firstDetectedMs: first, lastUsedMs: last });
+const gcPolicy = (minimumAgeMs = 0n, maximumAgeMs = 0n) => ({ highThresholdPercent: 90, lowThresholdPercent: 80, minimumAgeMs, maximumAgeMs });
+const plan = (removeForAge, removeForSpace, usagePercent, bytesToFree, bytesFreed) => ({ removeForAge, removeForSpace, usagePercent, bytesToFree, bytesFreed });
+const gc = (id, args, ok) => ({ id: `image-gc/${id}`, fn: ["imageGc", "plan"], args, ok });
+const gcErr = (id, args, err) => ({ id: `image-gc/${id}`, fn: ["imageGc", "plan"], args, err });
+const imageGc = [
+  gc("below-low-threshold", [[img("a", 450n)], 1000n, 200n, gcPolicy(), 10_000n, 0n, false], plan([], [], 80, 0n, 0n)),
+  // 95% used: free 1000 * 20% - 50 = 150 bytes; the one unused image is enough.
+  gc("over-high-freed", [[img("a", 450n)], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], plan([], ["a"], 95, 150n, 450n)),
+  gc("over-high-not-enough", [[img("a", 50n)], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], plan([], ["a"], 95, 150n, 50n)),
+  gc("in-use-and-pinned-stay", [[img("used", 1000n, { inUse: true }), img("pause", 1000n, { pinned: true }), img("c", 100n)], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], plan([], ["c"], 95, 150n, 100n)),
+  gc("least-recently-used-first", [[img("a", 100n, { last: 2000n }), img("b", 100n, { last: 1000n }), img("c", 100n, { last: 3000n })], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], plan([], ["b", "a"], 95, 150n, 200n)),
+  gc("ties-by-first-detected", [[img("a", 100n, { first: 500n, last: 1000n }), img("b", 100n, { first: 200n, last: 1000n })], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], plan([], ["b", "a"], 95, 150n, 200n)),
+  // imageMinimumGCAge: an image seen 4 s ago with a 5 s minimum stays, however large.
+  gc("younger-than-minimum-age", [[img("new", 1000n, { first: 6000n, last: 6000n }), img("old", 100n)], 1000n, 50n, gcPolicy(5000n), 10_000n, 0n, false], plan([], ["old"], 95, 150n, 100n)),
+  // imageMaximumGCAge: unused for 4 s with a 3 s maximum goes though the disk is nearly empty.
+  gc("older-than-maximum-age", [[img("stale", 100n, { last: 6000n }), img("fresh", 100n, { last: 8000n })], 1000n, 900n, gcPolicy(0n, 3000n), 10_000n, 0n, false], plan(["stale"], [], 10, 0n, 0n)),
+  gc("maximum-age-waits-for-the-collector", [[img("stale", 100n, { last: 6000n })], 1000n, 900n, gcPolicy(0n, 3000n), 10_000n, 8000n, false], plan([], [], 10, 0n, 0n)),
+  gc("maximum-age-off", [[img("stale", 100n)], 1000n, 900n, gcPolicy(), 1_000_000n, 0n, false], plan([], [], 10, 0n, 0n)),
+  // The eviction manager's reclaim: every eligible image, whatever the thresholds.
+  gc("reclaim-all", [[img("a", 100n), img("b", 200n, { inUse: true }), img("c", 300n, { last: 1n })], 1000n, 900n, gcPolicy(), 10_000n, 0n, true], plan([], ["a", "c"], 10, 18446744073709551615n, 400n)),
+  gc("available-above-capacity", [[img("a", 100n)], 1000n, 2000n, gcPolicy(), 10_000n, 0n, false], plan([], [], 0, 0n, 0n)),
+  gcErr("zero-capacity", [[img("a", 100n)], 0n, 0n, gcPolicy(), 10_000n, 0n, false], "invalid capacity 0 on image filesystem"),
+  gcErr("duplicate-id", [[img("a", 100n), img("a", 100n)], 1000n, 50n, gcPolicy(), 10_000n, 0n, false], 'images[1].id: Duplicate value: "a"'),
+  gcErr("thresholds-reversed", [[], 1000n, 50n, { ...gcPolicy(), lowThresholdPercent: 90 }, 10_000n, 0n, false], "policy.low-threshold-percent: must be less than policy.high-threshold-percent"),
+];
+
+export const CASES = [...qos, ...cgroups, ...status, ...restart, ...probe, ...eviction, ...pleg, ...imageGc];
 
 /** Runs one case against a library ({ qos, cgroups, ... } as jco exports them): {ok} or {err}. */
 export function runCase(library, c) {
