@@ -244,6 +244,7 @@ function liftActionKind(ptr: usize): ActionKind {
     case ActionTag.StopSandbox:
     case ActionTag.RemoveSandbox:
     case ActionTag.RemovePodCgroup:
+    case ActionTag.ReclaimNodeResources:
       kind.text = liftString(payload);
       break;
     case ActionTag.CreateContainer:
@@ -301,6 +302,7 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
     case ActionTag.StopSandbox:
     case ActionTag.RemoveSandbox:
     case ActionTag.RemovePodCgroup:
+    case ActionTag.ReclaimNodeResources:
       lowerString(payload, kind.text);
       break;
     case ActionTag.CreateContainer:

@@ -308,6 +308,14 @@ export class WorkerContext {
     this.plan(null, kind);
   }
 
+  /// Node-wide: disk pressure on `signal`; the host frees node-level resources. No result needed.
+  reclaimNodeResources(signal: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.ReclaimNodeResources;
+    kind.text = signal;
+    this.plan(null, kind);
+  }
+
   /// Pod cgroups are removed by the host; the core only says when. No result needed.
   /// Set up (or refresh) these volumes of the pod; `key` describes the volumes of the spec.
   setUpVolumes(rec: PodRecord, names: string[], key: string): void {

@@ -24,6 +24,8 @@ export class EvictionPass {
   /// Slots are plain numbers, so that keeping them costs the collector nothing.
   private statsOrder: i32[] = [];
   private statsOrderSpare: i32[] = [];
+  /// The last pass asked the host to reclaim node-level resources instead of evicting.
+  private reclaimedLastPass: bool = false;
 
   constructor(private ctx: WorkerContext, private pods: PodManager, private rankTable: RankTable) {}
 
@@ -60,6 +62,14 @@ export class EvictionPass {
     // own is evicted whatever the node's pressure, and the pass ends there.
     if (this.evictOverLimit(stats)) return;
     const records = this.pods.list;
+    if (threshold !== null && isDiskSignal(threshold.signal) && !this.reclaimedLastPass) {
+      // Upstream reclaims node-level resources before evicting for disk: unused images go
+      // first, and a pod is evicted at the next pass only if the threshold is still met then.
+      this.reclaimedLastPass = true;
+      this.ctx.reclaimNodeResources(threshold.signal);
+      return;
+    }
+    this.reclaimedLastPass = false;
     if (threshold === null) {
       for (let i = 0, n = records.length; i < n; i++) {
         const rec = unchecked(records[i]);
@@ -181,4 +191,9 @@ function candidateOf(rec: PodRecord, spec: PodSpec): EvictionCandidate {
   }
   return new EvictionCandidate(rec.uid, spec.priority, isCriticalPod(spec), podRequestBytes(spec, "memory"),
     podRequestBytes(spec, "ephemeral-storage"), names, written, bytes, rec.gracePeriodSeconds());
+}
+
+/// Signals of the node's or the image filesystem, whose pressure node-level resources can relieve.
+function isDiskSignal(signal: string): bool {
+  return signal.startsWith("nodefs.") || signal.startsWith("imagefs.") || signal.startsWith("containerfs.");
 }

@@ -122,6 +122,7 @@ export const enum ActionTag {
   RunHook = 15,
   SetUpVolumes = 16,
   TearDownVolumes = 17,
+  ReclaimNodeResources = 18,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.

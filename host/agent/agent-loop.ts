@@ -310,6 +310,10 @@ export class AgentLoop {
           reason: kind.val.reason,
         });
         return;
+      case "reclaim-node-resources":
+        this.options.log.log("info", "Eviction manager: attempting to reclaim node-level resources", { signal: kind.val });
+        this.options.reclaimNodeResources?.(kind.val);
+        return;
       case "node-pressure-changed": {
         const p = kind.val;
         this.pressure = p;

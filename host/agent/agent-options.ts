@@ -70,6 +70,8 @@ export interface AgentLoopOptions {
   tokens?: TokenManager;
   /** `/var/log/containers` links: made when a container starts, removed with it, swept when dangling. */
   logLinks?: ContainerLogLinks;
+  /** Disk pressure: free node-level resources (unused images) before pods are evicted. */
+  reclaimNodeResources?: (signal: string) => void;
   /** Pulls (serialized or not) and who may use a pulled image; the node's defaults when not given. */
   images?: ImageManager;
 }

@@ -18,13 +18,12 @@ export interface ImageCollectorSettings {
   nodeEvent: (type: "Warning", reason: string, message: string) => void;
 }
 
-/** The running collector, or undefined when image GC is off (imageGCHighThresholdPercent 100). */
-export function startImageCollector(settings: ImageCollectorSettings): ImageCollector | undefined {
+/**
+ * The collector: running every period unless image GC is off (imageGCHighThresholdPercent 100);
+ * either way there for the eviction manager's reclaim, as upstream's is.
+ */
+export function startImageCollector(settings: ImageCollectorSettings): ImageCollector {
   const { config, values, runtime, log, loop, nodeEvent } = settings;
-  if (config.imageGCHighThresholdPercent === 100) {
-    log.log("info", "ImageGCHighThresholdPercent is set 100, Disable image GC");
-    return undefined;
-  }
   const period = parseGoDuration(String(values["image-gc-period"] ?? "5m"));
   if (typeof period === "string" || period <= 0n) throw new Error(`--image-gc-period: ${typeof period === "string" ? period : "must be greater than 0"}`);
   const infra = values["pod-infra-container-image"];
@@ -40,6 +39,7 @@ export function startImageCollector(settings: ImageCollectorSettings): ImageColl
     keepImages: typeof infra === "string" && infra !== "" ? [infra] : [],
     onNodeEvent: nodeEvent,
   });
-  collector.start(Number(period / 1_000_000n));
+  if (config.imageGCHighThresholdPercent === 100) log.log("info", "ImageGCHighThresholdPercent is set 100, Disable image GC");
+  else collector.start(Number(period / 1_000_000n));
   return collector;
 }

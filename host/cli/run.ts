@@ -1,6 +1,7 @@
 // `nanolet run`: the agent. Its settings resolved and checked (run-settings.ts), it connects to
 // the runtime and puts the node together: the loop around the core, the pod sources, the
 // cluster side with a kubeconfig, the kubelet API and healthz, logs; until SIGTERM or SIGINT.
+import type { ImageCollector } from "../images/image-collector.js";
 import { startImageCollector } from "./image-gc-settings.js";
 import { ImageManager } from "../images/image-manager.js";
 import { PulledRecords } from "../images/pulled-records.js";
@@ -110,11 +111,14 @@ export async function runCommand(argv: string[]): Promise<number> {
   const tokens = client ? new TokenManager(client, Date.now, checkpointStore("token", "tokens")) : undefined;
   const podsDir = path.join(rootDir, "pods");
   const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
+  // Made once the loop runs (it asks the loop's core), used by the loop's eviction reclaim.
+  let imageCollector: ImageCollector | undefined;
   const loop = new AgentLoop({
     backOffCheckpoints: checkpointStore("back-off", "back-off"),
     volumes,
     objects,
     logLinks: new ContainerLogLinks(log),
+    reclaimNodeResources: () => void imageCollector?.collect(true).catch((error) => log.log("warn", "Reclaiming node-level resources failed", { error: (error as Error).message })),
     images: new ImageManager({
       runtime, log, rootDir,
       serializeImagePulls: config.serializeImagePulls,
@@ -165,7 +169,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
   });
   runtimeEvents.start();
-  const imageCollector = startImageCollector({ config, values, runtime, log, loop, nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message) });
+  imageCollector = startImageCollector({ config, values, runtime, log, loop, nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message) });
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({

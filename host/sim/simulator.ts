@@ -339,6 +339,10 @@ export class Simulator {
         this.pendingResults.push({ actionId: action.id, outcome: { tag: "ok", val: "" } });
         this.needPump = true;
         return;
+      case "reclaim-node-resources":
+        // The simulated runtime holds no images: nothing to free, and the next pass decides.
+        this.trace?.sim(this.nowMs, "reclaim", { signal: kind.val });
+        return;
       case "node-pressure-changed":
         this.pressure = kind.val;
         this.trace?.sim(this.nowMs, "pressure", { ...kind.val });

@@ -78,6 +78,24 @@ function threeUsages(): PodUsageIn[] {
   return [usage("hog", "hog-c", 500 * MI), usage("mid", "mid-c", 100 * MI), usage("gua", "gua-c", 100 * MI)];
 }
 
+/// A stats pass under nodefs.available: pod a uses 5Gi of ephemeral storage, b 1Gi.
+function diskStats(availableBytes: i64): NodeStats {
+  const s = new NodeStats();
+  s.signals.push(new SignalObservation("nodefs.available", availableBytes, 100 * GI));
+  const a = usage("a", "a-c", 10 * MI);
+  a.ephemeralStorageBytes = 5 * GI;
+  const b = usage("b", "b-c", 10 * MI);
+  b.ephemeralStorageBytes = 1 * GI;
+  s.pods = [a, b];
+  return s;
+}
+
+function reclaims(node: FakeNode): i32 {
+  let n = 0;
+  for (let i = 0; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.ReclaimNodeResources) n++;
+  return n;
+}
+
 describe("node resources: cgroup values", () => {
   it("gives a Guaranteed container shares, quota, memory limit and -997, and its pod the totals", () => {
     const node = newNode("");
@@ -148,6 +166,41 @@ describe("node resources: eviction", () => {
     node.runUntil(node.nowMs + 1 * S);
     expect(node.statuses.get("gua").reason).toBe("Evicted");
     expect(node.runningCount("mid-c")).toBe(1);
+  });
+
+  it("disk pressure: node-level resources are reclaimed first; a pod is evicted at the next pass only if still met", () => {
+    const node = newNode("nodefs.available<10%");
+    node.agent.handlePods(node.nowMs, [withResources("a", "a-c", [], []), withResources("b", "b-c", [], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    // First pass under pressure: reclaim, evict nobody.
+    node.agent.handleNodeStats(node.nowMs, diskStats(5 * GI));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(reclaims(node)).toBe(1);
+    let reclaim = -1;
+    for (let i = 0; i < node.log.length; i++) if (node.log[i].kind.tag == ActionTag.ReclaimNodeResources) reclaim = i;
+    expect(node.log[reclaim].kind.text).toBe("nodefs.available");
+    expect(node.log[reclaim].podUid).toBe("");
+    expect(node.pressure!.disk).toBe(true);
+    expect(node.runningCount("a-c")).toBe(1);
+    // The reclaim freed enough: the next pass evicts nobody, and asks for nothing more.
+    node.nowMs += 10 * S;
+    node.agent.handleNodeStats(node.nowMs, diskStats(50 * GI));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(reclaims(node)).toBe(1);
+    expect(node.runningCount("a-c")).toBe(1);
+    // Pressure again: reclaim first; still met at the next pass: the largest user is evicted.
+    node.nowMs += 10 * S;
+    node.agent.handleNodeStats(node.nowMs, diskStats(5 * GI));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(reclaims(node)).toBe(2);
+    expect(node.runningCount("a-c")).toBe(1);
+    node.nowMs += 10 * S;
+    node.agent.handleNodeStats(node.nowMs, diskStats(5 * GI));
+    node.runUntil(node.nowMs + 1 * S);
+    expect(node.statuses.get("a").reason).toBe("Evicted");
+    // 10% as upstream's float32 0.1 of 100Gi: not a whole number of Ki, so written in bytes.
+    expect(node.statuses.get("a").message).toBe("The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. ");
+    expect(node.runningCount("b-c")).toBe(1);
   });
 
   it("reads each pod's stats by uid whatever their order, after pods leave and new ones take their slots", () => {

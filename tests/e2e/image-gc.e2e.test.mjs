@@ -73,4 +73,38 @@ describe("image garbage collection", { concurrency: false }, () => {
       await nanolet.stop();
     }
   });
+
+  test("imagefs pressure: the eviction manager reclaims unused images before evicting, even with periodic image GC off; a static pod is not evicted", { timeout: 120_000 }, async () => {
+    importImage("localhost/gc/reclaimable:1");
+    importImage("localhost/gc/in-use:1");
+    const manifestDir = path.join(work, "manifests-2");
+    fs.mkdirSync(manifestDir);
+    fs.writeFileSync(path.join(manifestDir, "user.yaml"), podManifest("user", { image: "localhost/gc/in-use:1" }).replace("imagePullPolicy: Always", "imagePullPolicy: IfNotPresent"));
+    const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(work, "nanolet-root-2"), logsDir: path.join(work, "logs-2") });
+    // Periodic image GC off (100); only the image filesystem's own threshold, measured on the tmpfs.
+    nanolet.start(["--image-gc-high-threshold", "100", "--image-gc-low-threshold", "99", "--minimum-image-ttl-duration", "1s",
+      "--imagefs-path", root, "--eviction-hard", "imagefs.available<15%", "--eviction-monitoring-interval", "1s"]);
+    try {
+      await nanolet.waitPod("user", (p) => p.phase === "Running", "Running", 60_000);
+      await new Promise((r) => setTimeout(r, 1500)); // older than the minimum age
+      const s = fs.statfsSync(root);
+      const capacity = s.blocks * s.bsize;
+      const used = capacity - s.bavail * s.bsize;
+      fs.writeFileSync(path.join(root, "filler"), Buffer.alloc(Math.max(0, Math.floor(capacity * 0.92) - used)));
+      await waitFor("the reclaimable image removed", () => !images().includes("localhost/gc/reclaimable:1"), 30_000);
+      assert.ok(images().includes("localhost/gc/in-use:1"));
+      assert.ok(images().includes(PAUSE_IMAGE));
+      assert.ok(nanolet.logLines(/attempting to reclaim node-level resources.*imagefs\.available/).length > 0, "the reclaim is logged with its signal");
+      // Not enough freed (the filler stays), but the only pod is a static pod: critical, never
+      // evicted, as upstream's. It runs on under DiskPressure.
+      await waitFor("DiskPressure", () => nanolet.logLines(/Node pressure changed.*"?disk"?[:=]true/).length > 0, 10_000);
+      await new Promise((r) => setTimeout(r, 3000));
+      assert.equal((await nanolet.pod("user")).phase, "Running");
+    } finally {
+      fs.rmSync(path.join(root, "filler"), { force: true });
+      fs.rmSync(path.join(manifestDir, "user.yaml"), { force: true });
+      await waitFor("the pod removed", async () => (await nanolet.pods()).length === 0, 60_000).catch(() => {});
+      await nanolet.stop();
+    }
+  });
 });

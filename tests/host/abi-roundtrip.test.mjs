@@ -138,6 +138,7 @@ test("planned-action round-trips every action-kind case", () => {
     { tag: "update-pod-cgroup", val: { cgroupParent: "/kubepods/burstable/podu1", resources: resources(4) } },
     { tag: "node-pressure-changed", val: { memory: true, disk: false, pid: true } },
     { tag: "node-pressure-changed", val: { memory: false, disk: true, pid: false } },
+    { tag: "reclaim-node-resources", val: "imagefs.available" },
     ...handlers.map((handler, i) => ({
       tag: "run-probe",
       val: { containerId: `c${i}`, containerName: "n ☃", probeType: ["startup", "liveness", "readiness"][i % 3], handler, timeoutSeconds: i - 1 },
