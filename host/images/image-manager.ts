@@ -1,7 +1,8 @@
 // A container's image as its pull policy wants it (upstream's EnsureImageExists, v1.36): present
 // and usable by this pod (its credentials checked against who pulled it), else pulled through CRI
 // with the pod's secrets and then the node's credentials, one pull at a time by default
-// (serializeImagePulls) or up to maxParallelImagePulls. The events say what happened in
+// (serializeImagePulls) or up to maxParallelImagePulls, and a pull under way shared by every pod
+// asking for the same image with the same credentials. The events say what happened in
 // upstream's words; no credential ever reaches a log line, an event or a status.
 import type { Logger } from "../common/log.js";
 import { formatGoDuration } from "../config/go-duration.js";
@@ -54,6 +55,8 @@ export class ImageManager {
   private readonly queue: PullQueue;
   readonly records: PulledRecords;
   private readonly now: () => number;
+  /** Pulls under way, by image and credentials. */
+  private readonly inFlight = new Map<string, Promise<{ pullMs: number }>>();
 
   constructor(private readonly options: ImageManagerOptions) {
     const parallel = options.serializeImagePulls === false ? (options.maxParallelImagePulls ?? Infinity) : 1;
@@ -84,7 +87,16 @@ export class ImageManager {
     const pod = `${request.podNamespace}/${request.podName}`;
     log.log("info", "Pulling image", { pod, image });
     event("Pulling", `Pulling image "${image}"`);
-    const pulled = await this.queue.run(() => this.pull(image, credentials()));
+    // Pods asking for the same image with the same credentials while it is being pulled wait for
+    // that pull instead of queueing their own: twenty pods of a new image pull it once.
+    const tried = credentials();
+    const key = `${image}\u0000${tried.map((c) => c.hash).join(",")}`;
+    let inFlight = this.inFlight.get(key);
+    if (!inFlight) {
+      inFlight = this.queue.run(() => this.pull(image, tried)).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, inFlight);
+    }
+    const pulled = await inFlight;
     const info = await runtime.imageInfo(image);
     const sizeBytes = info?.sizeBytes ?? 0;
     log.log("info", "Pulled image", { pod, image, pullMs: pulled.pullMs, sizeBytes });

@@ -186,3 +186,21 @@ test("the image collector: first-seen and last-used times kept per image, images
   assert.equal(last.find((i) => i.id === "sha256:new").firstDetectedMs, 61_000);
   assert.equal(last.find((i) => i.id === "sha256:old").firstDetectedMs, 1_000);
 });
+
+test("pods asking for the same new image at once share one pull; other credentials pull on their own", async () => {
+  const runtime = new FakeRuntime();
+  runtime.pullable.add("reg.example.com/shared:1");
+  let pulls = 0;
+  runtime.pullImage = ((pull) => async (...args) => {
+    pulls++;
+    await new Promise((r) => setTimeout(r, 20));
+    return pull.apply(runtime, args);
+  })(runtime.pullImage);
+  const manager = new ImageManager({ runtime, log: { log() {} }, nodeCredentials: () => ({}) });
+  const ask = (secrets = []) => manager.ensure({ podName: "p", podNamespace: "default", podUid: "u", image: "reg.example.com/shared:1", pullPolicy: "Always", secrets }, () => {});
+  await Promise.all(Array.from({ length: 20 }, () => ask()));
+  assert.equal(pulls, 1, "twenty pods, one pull");
+  const secret = { metadata: { name: "s", namespace: "default", uid: "s1" }, type: "kubernetes.io/dockerconfigjson", data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { "reg.example.com": { username: "u", password: "p" } } })).toString("base64") } };
+  await Promise.all([ask(), ask([secret])]);
+  assert.equal(pulls, 3, "a pod with its own credentials pulls with them");
+});
