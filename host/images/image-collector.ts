@@ -7,17 +7,13 @@ import fs from "node:fs";
 import type { Logger } from "../common/log.js";
 import type { GcPlan } from "../core/types.js";
 import { ImageGcRefusal, type ImageGcRequest } from "../core/core.js";
-import type { ImageInfo, Runtime } from "../cri/runtime.js";
+import type { Runtime } from "../cri/runtime.js";
+import { ImageRecords, imagesInUse, type GcPolicyMs } from "./image-records.js";
 
 /** Upstream's ImageGCPeriod. */
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
 
-export interface ImageGcPolicy {
-  highThresholdPercent: number;
-  lowThresholdPercent: number;
-  minimumAgeMs: number;
-  maximumAgeMs: number;
-}
+export type ImageGcPolicy = GcPolicyMs;
 
 export interface ImageCollectorOptions {
   runtime: Runtime;
@@ -48,8 +44,7 @@ function statfs(mountpoint: string): { capacityBytes: number; availableBytes: nu
 }
 
 export class ImageCollector {
-  /** By image ID: when first seen and last used (ms); forgotten when the image is gone. */
-  private readonly records = new Map<string, { firstDetectedMs: number; lastUsedMs: number }>();
+  private readonly records = new ImageRecords();
   private readonly now: () => number;
   private readonly beganMs: number;
   private running?: Promise<ImageGcPass | undefined>;
@@ -91,29 +86,12 @@ export class ImageCollector {
     const { runtime, log } = this.options;
     const nowMs = this.now();
     const [images, containers, filesystems] = await Promise.all([runtime.listImages(), runtime.listContainers({}), runtime.imageFsInfo()]);
-    const used = new Set<string>();
-    for (const c of containers) {
-      if (c.imageRef) used.add(c.imageRef);
-      if (c.image) used.add(c.image);
-    }
     // The sandbox image is never removed: pinned by containerd 2.x, named by 1.x's config.
     const sandboxImage = await runtime.sandboxImage?.().catch(() => undefined);
     const keep = new Set([...(this.options.keepImages ?? []), ...(sandboxImage ? [sandboxImage] : [])]);
-    const request: ImageGcRequest = {
-      images: images.map((image) => this.observe(image, nowMs, used)).map(({ image, record }) => ({
-        id: image.id, sizeBytes: image.sizeBytes, inUse: this.named(image, used), pinned: image.pinned === true || this.named(image, keep),
-        firstDetectedMs: record.firstDetectedMs, lastUsedMs: record.lastUsedMs,
-      })),
-      capacityBytes: 0,
-      availableBytes: 0,
-      policy: this.options.policy,
-      nowMs,
-      beganMs: this.beganMs,
-      reclaimAll,
-    };
-    for (const id of this.records.keys()) if (!images.some((i) => i.id === id)) this.records.delete(id);
     const mountpoint = filesystems[0]?.mountpoint;
-    if (mountpoint) Object.assign(request, (this.options.filesystem ?? statfs)(mountpoint));
+    const usage = mountpoint ? (this.options.filesystem ?? statfs)(mountpoint) : { capacityBytes: 0, availableBytes: 0 };
+    const request = this.records.request(images, imagesInUse(containers), keep, usage, this.options.policy, nowMs, this.beganMs, reclaimAll);
     let plan: GcPlan | undefined;
     try {
       plan = this.options.plan(request);
@@ -132,7 +110,7 @@ export class ImageCollector {
         await runtime.removeImage(id);
         removed.push(id);
         freedBytes += why === "space" ? (sizes.get(id) ?? 0) : 0;
-        this.records.delete(id);
+        this.records.forget(id);
         log.log("info", "Removing image to free bytes", { imageID: id, size: sizes.get(id) ?? 0, reason: why });
       } catch (error) {
         log.log("warn", "Image not removed", { imageID: id, error: (error as Error).message });
@@ -145,18 +123,5 @@ export class ImageCollector {
       this.options.onNodeEvent?.("Warning", "FreeDiskSpaceFailed", message);
     }
     return { removed, freedBytes, bytesToFree, usagePercent: plan.usagePercent };
-  }
-
-  /** The image's record, made on first sight; its last use moves to now while a container uses it. */
-  private observe(image: ImageInfo, nowMs: number, used: Set<string>) {
-    let record = this.records.get(image.id);
-    if (!record) this.records.set(image.id, (record = { firstDetectedMs: nowMs, lastUsedMs: nowMs }));
-    if (this.named(image, used)) record.lastUsedMs = nowMs;
-    return { image, record };
-  }
-
-  /** Whether the image is in `names` by its ID, a tag or a digest. */
-  private named(image: ImageInfo, names: Set<string>): boolean {
-    return names.has(image.id) || image.repoTags.some((t) => names.has(t)) || image.repoDigests.some((d) => names.has(d));
   }
 }

@@ -25,6 +25,8 @@ export function evaluateExpectation(e: Expectation, uid: string | undefined, sta
   }
   for (const name of e.running ?? []) if (runtime.runningNamed(uid, name).length === 0) problems.push(`${name} is not running`);
   for (const name of e.notRunning ?? []) if (runtime.runningNamed(uid, name).length > 0) problems.push(`${name} is running`);
+  for (const image of e.imagesPresent ?? []) if (!runtime.hasImage(image)) problems.push(`image ${image} is not in the runtime`);
+  for (const image of e.imagesGone ?? []) if (runtime.hasImage(image)) problems.push(`image ${image} is still in the runtime`);
   if (e.podReason !== undefined && (status?.reason ?? "") !== e.podReason) problems.push(`pod reason is "${status?.reason ?? ""}", want "${e.podReason}"`);
   if (e.gone !== undefined) {
     const left = [...runtime.sandboxes.values()].filter((s) => s.podUid === uid).length + [...runtime.containers.values()].filter((c) => c.podUid === uid).length;

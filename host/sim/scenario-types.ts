@@ -87,7 +87,9 @@ export type TimelineAction =
   | { type: "update"; pod: ScenarioPod }
   | { type: "delete"; pod: string; graceSeconds?: number }
   | { type: "suspend"; forMs: number }
-  | { type: "memory"; pod: string; container: string; bytes: number };
+  | { type: "memory"; pod: string; container: string; bytes: number }
+  /** What the image filesystem holds besides images changes (a log, a download): bytes from now on. */
+  | { type: "diskUsed"; bytes: number };
 
 export interface TimelineEntry {
   atMs: number;
@@ -113,8 +115,26 @@ export interface Expectation {
   gone?: boolean;
   /** The pod's own reason, from the published status (`Evicted`; "" for none). */
   podReason?: string;
+  /** Images the runtime must hold, and must not. */
+  imagesPresent?: string[];
+  imagesGone?: string[];
   /** Line shown when it fails. */
   text: string;
+}
+
+/** The image filesystem and the kubelet's image GC settings; none: no image collection. */
+export interface ScenarioImageGc {
+  capacityBytes: number;
+  /** Bytes it holds besides images (a `diskUsed` timeline entry changes it). */
+  otherBytes: number;
+  /** Size of each image by name; others `defaultSizeBytes`. */
+  sizes: Record<string, number>;
+  defaultSizeBytes: number;
+  highThresholdPercent: number;
+  lowThresholdPercent: number;
+  minimumAgeMs: number;
+  maximumAgeMs: number;
+  periodMs: number;
 }
 
 export interface Scenario {
@@ -145,6 +165,8 @@ export interface Scenario {
   missingImages: string[];
   /** Images present before the run; every other image is pulled on first use. */
   preloadedImages: string[] | "all";
+  /** The image filesystem and image GC; none: images are never collected. */
+  imageGc?: ScenarioImageGc;
   pods: ScenarioPod[];
   timeline: TimelineEntry[];
   expect: Expectation[];

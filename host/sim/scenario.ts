@@ -1,6 +1,7 @@
 // Scenario files: a YAML document describing a simulated node (pods, latencies), what happens to
 // it over time (the timeline) and what must be true (expectations). See tests/sim/README.md.
 // Every mistake is reported with the file and the field path, and nothing is guessed.
+import { readImageGc } from "./scenario-images.js";
 import fs from "node:fs";
 import { parse } from "yaml";
 import type { CoreConfig } from "../core/core.js";
@@ -71,7 +72,7 @@ function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
   return { key, manifest, behaviour };
 }
 
-const ACTIONS = ["exit", "sandboxDies", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory"];
+const ACTIONS = ["exit", "sandboxDies", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory", "diskUsed"];
 
 function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>): TimelineAction {
   const present = ACTIONS.filter((a) => entry[a] !== undefined);
@@ -144,6 +145,8 @@ function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>):
       r.only(o, at, ["pod", "container", "usage"]);
       return { type, pod: knownPod(r.string(o.pod, `${at}.pod`), `${at}.pod`), container: r.string(o.container, `${at}.container`), bytes: r.bytes(o.usage, `${at}.usage`) };
     }
+    case "diskUsed":
+      return { type, bytes: r.bytes(v, at) };
   }
   return r.fail(field, "unreachable");
 }
@@ -156,7 +159,9 @@ function readCounts(r: Reader, value: unknown, field: string): Record<string, nu
 
 function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<string>, durationMs: number): Expectation {
   const o = r.object(value, field);
-  r.only(o, field, ["at", "by", "pod", "phase", "restarts", "minRestarts", "reason", "running", "notRunning", "gone", "podReason"]);
+  r.only(o, field, ["at", "by", "pod", "phase", "restarts", "minRestarts", "reason", "running", "notRunning", "gone", "podReason", "images"]);
+  const images = o.images === undefined ? undefined : r.object(o.images, `${field}.images`);
+  if (images) r.only(images, `${field}.images`, ["present", "gone"]);
   if ((o.at === undefined) === (o.by === undefined)) r.fail(field, "expected exactly one of: at, by");
   const atMs = o.at === undefined ? undefined : r.duration(o.at, `${field}.at`);
   const byMs = o.by === undefined ? undefined : r.duration(o.by, `${field}.by`);
@@ -182,6 +187,8 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
     notRunning: o.notRunning === undefined ? undefined : r.strings(o.notRunning, `${field}.notRunning`),
     gone: o.gone as boolean | undefined,
     podReason: o.podReason === undefined ? undefined : typeof o.podReason === "string" ? o.podReason : r.fail(`${field}.podReason`, "expected a string"),
+    imagesPresent: images?.present === undefined ? undefined : r.strings(images.present, `${field}.images.present`),
+    imagesGone: images?.gone === undefined ? undefined : r.strings(images.gone, `${field}.images.gone`),
     text: `${field} (${o.at !== undefined ? `at ${o.at}` : `by ${o.by}`}, pod ${pod})`,
   };
 }
@@ -217,7 +224,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     latency[call] = r.range(text, `latency.${call}`);
   }
   const images = o.images === undefined ? {} : r.object(o.images, "images");
-  r.only(images, "images", ["missing", "preloaded"]);
+  r.only(images, "images", ["missing", "preloaded", "gc"]);
   // `copies: N` on an entry stands for N pods named <name>-0 .. <name>-(N-1).
   const pods = r.list(o.pods, "pods").flatMap((p, i) => {
     const field = `pods[${i}]`;
@@ -274,6 +281,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     memory: readMemory(r, o.memory),
     missingImages: r.strings(images.missing, "images.missing"),
     preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
+    imageGc: readImageGc(r, images.gc),
     pods,
     timeline,
     expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),

@@ -10,6 +10,7 @@ import type { Scenario } from "./scenario.js";
 import type { TimelineAction } from "./scenario-types.js";
 import type { SimApiserver } from "./sim-apiserver.js";
 import type { SimMemory } from "./sim-memory.js";
+import type { SimImages } from "./sim-images.js";
 import type { SimRuntime } from "./sim-runtime.js";
 import type { UpdateInvariants } from "./update-invariants.js";
 
@@ -20,6 +21,8 @@ export interface TimelineContext {
   pods: SimPodSource;
   faults: Faults;
   memory: SimMemory;
+  /** The image filesystem, when the scenario has one. */
+  images?: SimImages;
   updates: UpdateInvariants;
   apiserver: SimApiserver;
   scenario: Scenario;
@@ -81,6 +84,10 @@ export function playTimelineAction(ctx: TimelineContext, action: TimelineAction)
     case "memory":
       ctx.trace?.sim(now, "memory", { pod: action.pod, name: action.container, bytes: action.bytes });
       ctx.memory.setUsage(action.pod, action.container, action.bytes);
+      return;
+    case "diskUsed":
+      ctx.trace?.sim(now, "disk-used", { bytes: action.bytes });
+      ctx.images?.setOtherBytes(action.bytes);
       return;
     case "suspend":
       // The whole node sleeps: nothing happens, then every clock has jumped.

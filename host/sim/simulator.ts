@@ -4,6 +4,7 @@
 // file drives the core as the agent loop does and plays the scenario's timeline; the parts live
 // beside it: sim-timeline.ts (the scenario's timeline), faults.ts, pod-source.ts, sim-host-work.ts
 // (volumes, probes), sim-memory.ts (stats and evictions), expectation-book.ts, invariants.ts.
+import { SimImages } from "./sim-images.js";
 import type { ActionResult, NodePressure, PlannedAction, PodStatus, ProbeResult } from "../core/types.js";
 import { SimHostWork } from "./sim-host-work.js";
 import { SimDeletions } from "./sim-deletions.js";
@@ -57,6 +58,8 @@ export class Simulator {
   /** Volume set-up and probes, as the host would do them. */
   private work: SimHostWork;
   private memory: SimMemory;
+  /** The image filesystem and collector, when the scenario has one. */
+  private images?: SimImages;
   private expectations: ExpectationBook;
   private deletions: SimDeletions;
   private needPump = false;
@@ -150,6 +153,7 @@ export class Simulator {
       settleMs: () => this.settleMs(),
     });
     this.expectations = new ExpectationBook({ ...shared, statuses: this.statuses });
+    if (s.imageGc) this.images = new SimImages({ ...shared, invariants: this.invariants, coreUp: () => this.core !== undefined, call: (fn) => this.call(fn) }, s.imageGc);
     this.deletions = new SimDeletions({
       ...shared, invariants: this.invariants, faults: this.faults, apiserver: this.apiserver, statuses: this.statuses,
       sendPods: () => this.sendPods(), settleMs: () => this.settleMs(),
@@ -168,7 +172,7 @@ export class Simulator {
     this.trace?.header(this.nowMs, { seed: this.options.seed, scenario: s.name, file: s.file });
     preloadImages(s, this.runtime);
     const timeline: TimelineContext = {
-      now: () => this.nowMs, queue: this.queue, runtime: this.runtime, pods: this.pods, faults: this.faults, memory: this.memory,
+      now: () => this.nowMs, queue: this.queue, runtime: this.runtime, pods: this.pods, faults: this.faults, memory: this.memory, images: this.images,
       updates: this.updates, apiserver: this.apiserver, scenario: s, trace: this.trace,
       sendPods: () => this.sendPods(),
       restartAgent: (downMs) => this.restartAgent(downMs),
@@ -186,6 +190,7 @@ export class Simulator {
     }
     await this.startCore();
     if (s.memory) this.queue.push(SIM_EPOCH_MS + s.memory.intervalMs, "stats", () => this.memory.statsPass());
+    if (this.images) this.queue.push(SIM_EPOCH_MS, "image-gc", () => this.images!.periodic());
     this.pump();
 
     while (!this.stopped) {
@@ -340,8 +345,9 @@ export class Simulator {
         this.needPump = true;
         return;
       case "reclaim-node-resources":
-        // The simulated runtime holds no images: nothing to free, and the next pass decides.
+        // Every eligible image goes (with an image filesystem); the next stats pass decides.
         this.trace?.sim(this.nowMs, "reclaim", { signal: kind.val });
+        this.images?.reclaim();
         return;
       case "node-pressure-changed":
         this.pressure = kind.val;

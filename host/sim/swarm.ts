@@ -137,6 +137,7 @@ export function swarmDocument(seed: number): Doc {
   addVolumes(doc, seed);
   addRuntimeEvents(doc, seed);
   addListOrder(doc, seed);
+  addImageGc(doc, seed, activeMs);
   return doc;
 }
 
@@ -235,4 +236,24 @@ export function swarmScenario(seed: number): Scenario {
 
 export function swarmYaml(seed: number): string {
   return stringify(swarmDocument(seed));
+}
+
+/**
+ * An image filesystem and collector for some seeds, from a stream of its own: small, often near
+ * its thresholds, with the images' sizes drawn and the other files changing on the timeline, so
+ * that plans remove images, unused ones while pods come and go (the simulator checks each plan).
+ */
+function addImageGc(doc: Doc, seed: number, activeMs: number): void {
+  const rng = new Prng(seed, "swarm-image-gc");
+  if (!rng.chance(0.3)) return;
+  const sizes = Object.fromEntries(IMAGES.map((image) => [image, `${rng.int(5, 200)}Mi`]));
+  const gc: Doc = {
+    capacity: "1Gi", used: `${rng.int(300, 900)}Mi`, sizes,
+    highThreshold: rng.int(60, 95), minimumAge: `${rng.int(0, 180)}s`, period: `${rng.int(1, 10)}m`,
+  };
+  gc.lowThreshold = rng.int(10, (gc.highThreshold as number) - 1);
+  if (rng.chance(0.3)) gc.maximumAge = `${rng.int(5, 60)}m`;
+  (doc.images as Doc).gc = gc;
+  for (let i = 0, n = rng.int(0, 3); i < n; i++) (doc.timeline as Doc[]).push({ at: formatDuration(rng.int(0, activeMs)), diskUsed: `${rng.int(100, 1000)}Mi` });
+  (doc.timeline as Doc[]).sort((a, b) => parseDuration(String(a.at), "at") - parseDuration(String(b.at), "at"));
 }
