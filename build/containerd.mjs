@@ -56,6 +56,23 @@ export function imageArchive(rootfs, tag, entrypoint, outTar) {
   fs.rmSync(work, { recursive: true, force: true });
 }
 
+/**
+ * A docker-archive at `outTar` of a small image of its own: busybox as /bin/sh and /bin/sleep, and
+ * `files` (path -> content) beside them, tagged `tag`. Content of its own gives it layers no other
+ * image shares (the image GC and pull tests need images that are not one another's).
+ */
+export function smallImageArchive(tag, files, outTar) {
+  const rootfs = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-small-image-"));
+  fs.mkdirSync(path.join(rootfs, "bin"));
+  fs.copyFileSync("/bin/busybox", path.join(rootfs, "bin/busybox"));
+  fs.chmodSync(path.join(rootfs, "bin/busybox"), 0o755);
+  for (const applet of ["sh", "sleep"]) fs.symlinkSync("busybox", path.join(rootfs, "bin", applet));
+  for (const [file, content] of Object.entries(files)) fs.writeFileSync(path.join(rootfs, file), content);
+  imageArchive(rootfs, tag, ["/bin/sh"], outTar);
+  fs.rmSync(rootfs, { recursive: true, force: true });
+  return outTar;
+}
+
 /** Builds the pause and busybox image archives under build/out/images (cached). */
 export function buildImages() {
   const dir = path.join(root, "build/out/images");

@@ -16,7 +16,8 @@ export function ensureRegistryPackages() {
   aptInstall(["docker-registry", "skopeo", "apache2-utils", "openssl"], "for the image registry of the pull tests");
 }
 
-function freePort() {
+/** A port free on 127.0.0.1 now (the caller binds it next). */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

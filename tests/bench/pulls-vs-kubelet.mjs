@@ -12,7 +12,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { ensurePackages, imageArchive, PrivateContainerd } from "../../build/containerd.mjs";
+import { ensurePackages, PrivateContainerd, smallImageArchive } from "../../build/containerd.mjs";
 import { PrivateRegistry } from "../../build/registry.mjs";
 import { GrpcRuntime } from "../../dist/cri/grpc-runtime.js";
 import { controlPlaneSkipReason } from "../e2e/control-plane.mjs";
@@ -38,15 +38,7 @@ const nodeConfig = JSON.stringify({ auths: { [registry.host]: { auth: Buffer.fro
 
 /** A new image in the registry: busybox and LAYER_MIB of random bytes (no containerd has any of it). */
 function newImage(name) {
-  const rootfs = fs.mkdtempSync(path.join(work, "rootfs-"));
-  fs.mkdirSync(path.join(rootfs, "bin"));
-  fs.copyFileSync("/bin/busybox", path.join(rootfs, "bin/busybox"));
-  fs.chmodSync(path.join(rootfs, "bin/busybox"), 0o755);
-  for (const applet of ["sh", "sleep"]) fs.symlinkSync("busybox", path.join(rootfs, "bin", applet));
-  fs.writeFileSync(path.join(rootfs, "payload"), crypto.randomBytes(LAYER_MIB * 1024 * 1024));
-  const tar = path.join(work, `${name.replace(/[/:]/g, "_")}.tar`);
-  imageArchive(rootfs, `localhost/${name}`, ["/bin/sh"], tar);
-  fs.rmSync(rootfs, { recursive: true, force: true });
+  const tar = smallImageArchive(`localhost/${name}`, { payload: crypto.randomBytes(LAYER_MIB * 1024 * 1024) }, path.join(work, `${name.replace(/[/:]/g, "_")}.tar`));
   return registry.push(tar, name);
 }
 

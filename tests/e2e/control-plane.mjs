@@ -5,9 +5,9 @@
 // unset, `controlPlaneSkipReason()` says why the tests that need it are skipped.
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { stringify } from "yaml";
+import { freePort } from "../../build/registry.mjs";
 import { ApiClient, ApiStatusError } from "../../dist/cluster/api-client.js";
 import { loadKubeconfig } from "../../dist/cluster/kubeconfig.js";
 
@@ -24,18 +24,9 @@ export function controlPlaneSkipReason() {
   return undefined;
 }
 
-export const assetPath = (bin) => path.join(ASSETS, bin);
+export { freePort };
 
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const assetPath = (bin) => path.join(ASSETS, bin);
 
 /** A PKI for one control plane: a CA and certificates signed by it, EC P-256 (fast to make). */
 export class TestPki {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { PAUSE_IMAGE, BUSYBOX_IMAGE, imageArchive } from "../../build/containerd.mjs";
+import { PAUSE_IMAGE, BUSYBOX_IMAGE, smallImageArchive } from "../../build/containerd.mjs";
 import { Nanolet, podManifest, privateContainerdForFile, tempDir, waitFor } from "./harness.mjs";
 
 const work = tempDir("nanolet-image-gc-");
@@ -26,15 +26,15 @@ after(() => {
 
 /** A small image of its own content (busybox and a stamp), imported into containerd as `tag`. */
 function importImage(tag) {
-  const rootfs = fs.mkdtempSync(path.join(work, "rootfs-"));
-  fs.mkdirSync(path.join(rootfs, "bin"));
-  fs.copyFileSync("/bin/busybox", path.join(rootfs, "bin/busybox"));
-  fs.chmodSync(path.join(rootfs, "bin/busybox"), 0o755);
-  for (const applet of ["sh", "sleep"]) fs.symlinkSync("busybox", path.join(rootfs, "bin", applet));
-  fs.writeFileSync(path.join(rootfs, "stamp"), `${tag}\n`);
-  const tar = path.join(work, `${tag.replace(/[/:]/g, "_")}.tar`);
-  imageArchive(rootfs, tag, ["/bin/sh"], tar);
-  containerd.ctr("images", "import", tar);
+  containerd.ctr("images", "import", smallImageArchive(tag, { stamp: `${tag}\n` }, path.join(work, `${tag.replace(/[/:]/g, "_")}.tar`)));
+}
+
+/** The test's own pressure: the tmpfs filled to `fraction` of its size. */
+function fillTo(fraction) {
+  const s = fs.statfsSync(root);
+  const capacity = s.blocks * s.bsize;
+  const used = capacity - s.bavail * s.bsize;
+  fs.writeFileSync(path.join(root, "filler"), Buffer.alloc(Math.max(0, Math.floor(capacity * fraction) - used)));
 }
 
 const images = () => containerd.ctr("images", "ls", "-q").split("\n").filter(Boolean);
@@ -54,11 +54,7 @@ describe("image garbage collection", { concurrency: false }, () => {
       await waitFor("a pass under the threshold", () => nanolet.logLines(/nanolet started/).length > 0, 30_000);
       await new Promise((r) => setTimeout(r, 2500));
       assert.ok(images().includes("localhost/gc/unused:1"), "an unused image went while the disk was not full");
-      // The test's own pressure: the tmpfs filled to 92%.
-      const s = fs.statfsSync(root);
-      const capacity = s.blocks * s.bsize;
-      const used = capacity - s.bavail * s.bsize;
-      fs.writeFileSync(path.join(root, "filler"), Buffer.alloc(Math.max(0, Math.floor(capacity * 0.92) - used)));
+      fillTo(0.92);
       await waitFor("the unused images removed", () => !images().includes("localhost/gc/unused:1") && !images().includes(BUSYBOX_IMAGE), 30_000);
       const left = images();
       assert.ok(left.includes("localhost/gc/in-use:1"), `the image in use stays: ${left.join(", ")}`);
@@ -87,10 +83,7 @@ describe("image garbage collection", { concurrency: false }, () => {
     try {
       await nanolet.waitPod("user", (p) => p.phase === "Running", "Running", 60_000);
       await new Promise((r) => setTimeout(r, 1500)); // older than the minimum age
-      const s = fs.statfsSync(root);
-      const capacity = s.blocks * s.bsize;
-      const used = capacity - s.bavail * s.bsize;
-      fs.writeFileSync(path.join(root, "filler"), Buffer.alloc(Math.max(0, Math.floor(capacity * 0.92) - used)));
+      fillTo(0.92);
       await waitFor("the reclaimable image removed", () => !images().includes("localhost/gc/reclaimable:1"), 30_000);
       assert.ok(images().includes("localhost/gc/in-use:1"));
       assert.ok(images().includes(PAUSE_IMAGE));
