@@ -16,6 +16,8 @@ export interface ImageCollectorSettings {
   log: Logger;
   loop: { planImageGc(request: ImageGcRequest): GcPlan | undefined };
   nodeEvent: (type: "Warning", reason: string, message: string) => void;
+  /** After each pass: the IDs of the images left. */
+  onImagesPresent?: (ids: Set<string>, listedAtMs: number) => void;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface ImageCollectorSettings {
  * either way there for the eviction manager's reclaim, as upstream's is.
  */
 export function startImageCollector(settings: ImageCollectorSettings): ImageCollector {
-  const { config, values, runtime, log, loop, nodeEvent } = settings;
+  const { config, values, runtime, log, loop, nodeEvent, onImagesPresent } = settings;
   const period = parseGoDuration(String(values["image-gc-period"] ?? "5m"));
   if (typeof period === "string" || period <= 0n) throw new Error(`--image-gc-period: ${typeof period === "string" ? period : "must be greater than 0"}`);
   const infra = values["pod-infra-container-image"];
@@ -38,6 +40,7 @@ export function startImageCollector(settings: ImageCollectorSettings): ImageColl
     plan: (request) => loop.planImageGc(request),
     keepImages: typeof infra === "string" && infra !== "" ? [infra] : [],
     onNodeEvent: nodeEvent,
+    onImagesPresent,
   });
   if (config.imageGCHighThresholdPercent === 100) log.log("info", "ImageGCHighThresholdPercent is set 100, Disable image GC");
   else collector.start(Number(period / 1_000_000n));

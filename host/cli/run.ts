@@ -111,6 +111,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const tokens = client ? new TokenManager(client, Date.now, checkpointStore("token", "tokens")) : undefined;
   const podsDir = path.join(rootDir, "pods");
   const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
+  const pulledRecords = new PulledRecords(path.join(rootDir, "image_manager"), config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist ?? [], log);
   // Made once the loop runs (it asks the loop's core), used by the loop's eviction reclaim.
   let imageCollector: ImageCollector | undefined;
   const loop = new AgentLoop({
@@ -123,7 +124,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       runtime, log, rootDir,
       serializeImagePulls: config.serializeImagePulls,
       maxParallelImagePulls: config.maxParallelImagePulls,
-      records: new PulledRecords(path.join(rootDir, "image_manager"), config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist ?? [], log),
+      records: pulledRecords,
     }),
     tokens,
     onAction: (action) => {
@@ -169,7 +170,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     onSource: (source, reason) => log.log(reason === "streaming" || source === "none" ? "info" : "debug", "Runtime event source", { source, reason }),
   });
   runtimeEvents.start();
-  imageCollector = startImageCollector({ config, values, runtime, log, loop, nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message) });
+  imageCollector = startImageCollector({
+    config, values, runtime, log, loop,
+    nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message),
+    // Records of who pulled an image go with the image (upstream prunes them after each collection).
+    onImagesPresent: (ids, listedAtMs) => pulledRecords.prune(ids, listedAtMs),
+  });
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({

@@ -25,6 +25,8 @@ export interface ImageCollectorOptions {
   keepImages?: string[];
   /** A node event (upstream: FreeDiskSpaceFailed, InvalidDiskCapacity). */
   onNodeEvent?: (type: "Warning", reason: string, message: string) => void;
+  /** After each pass: the IDs of the images left (pulled-image records of others are pruned). */
+  onImagesPresent?: (ids: Set<string>, listedAtMs: number) => void;
   /** Capacity and free bytes of the filesystem at a path (statfs by default). */
   filesystem?: (mountpoint: string) => { capacityBytes: number; availableBytes: number };
   now?: () => number;
@@ -116,6 +118,8 @@ export class ImageCollector {
         log.log("warn", "Image not removed", { imageID: id, error: (error as Error).message });
       }
     }
+    const gone = new Set(removed);
+    this.options.onImagesPresent?.(new Set(images.map((i) => i.id).filter((id) => !gone.has(id))), nowMs);
     const bytesToFree = Number(plan.bytesToFree);
     if (!reclaimAll && bytesToFree > 0 && freedBytes < bytesToFree) {
       const message = `Failed to garbage collect required amount of images. Attempted to free ${bytesToFree} bytes, but only found ${freedBytes} bytes eligible to free.`;

@@ -120,15 +120,26 @@ export class PulledRecords {
     return true;
   }
 
-  /** Forgets records of images no longer present (run after image garbage collection). */
-  prune(presentImageRefs: Set<string>): void {
+  /**
+   * Forgets records of images no longer present (run after image garbage collection), except
+   * those written since `sinceMs`: an image pulled after the images were listed keeps its record.
+   */
+  prune(presentImageRefs: Set<string>, sinceMs: number): void {
     if (!this.pulledDir) {
-      for (const ref of [...this.memory.keys()]) if (!presentImageRefs.has(ref)) this.memory.delete(ref);
+      for (const [ref, record] of [...this.memory]) if (!presentImageRefs.has(ref) && record.lastUpdatedMs < sinceMs) this.memory.delete(ref);
       return;
     }
     const keep = new Set([...presentImageRefs].map(fileNameOf));
     for (const name of fs.readdirSync(this.pulledDir)) {
-      if (name.startsWith("sha256-") && !keep.has(name)) fs.rmSync(path.join(this.pulledDir, name), { force: true });
+      if (!name.startsWith("sha256-") || keep.has(name)) continue;
+      const file = path.join(this.pulledDir, name);
+      let updatedMs = 0;
+      try {
+        updatedMs = Number(JSON.parse(readBoundedText(file, FILE_LIMITS.smallBytes)).lastUpdatedMs) || 0;
+      } catch {
+        // unreadable: nothing to keep
+      }
+      if (updatedMs < sinceMs) fs.rmSync(file, { force: true });
     }
   }
 

@@ -42,18 +42,23 @@ function newImage(name) {
   return registry.push(tar, name);
 }
 
-/** Bytes and requests of the registry's log from line `from` on: blob bytes served, manifest GETs. */
+/**
+ * What the registry's log says from line `from` on: blob bytes served, manifest GETs, and
+ * resolves (HEAD of a manifest: one per CRI PullImage that reached the registry).
+ */
 function served(from) {
   const lines = registry.log().split("\n").slice(from);
   let blobBytes = 0;
   let manifests = 0;
+  let resolves = 0;
   for (const line of lines) {
-    const m = /"GET \/v2\/\S+\/(blobs|manifests)\/\S+ HTTP\/[\d.]+" 200 (\d+)/.exec(line);
+    const m = /"(GET|HEAD) \/v2\/\S+\/(blobs|manifests)\/\S+ HTTP\/[\d.]+" 200 (\d+)/.exec(line);
     if (!m) continue;
-    if (m[1] === "blobs") blobBytes += Number(m[2]);
+    if (m[1] === "HEAD") resolves += m[2] === "manifests" ? 1 : 0;
+    else if (m[2] === "blobs") blobBytes += Number(m[3]);
     else manifests++;
   }
-  return { blobBytes, manifests };
+  return { blobBytes, manifests, resolves };
 }
 const logLength = () => registry.log().split("\n").length;
 
@@ -123,7 +128,8 @@ const FIGURES = [
   ["first.blobBytes", "  bytes of blobs served", "B"],
   ["shared", `${PODS} pods, one new image -> last running`, "ms"],
   ["shared.blobBytes", "  bytes of blobs served", "B"],
-  ["shared.manifests", "  manifest requests", ""],
+  ["shared.manifests", "  manifest GETs", ""],
+  ["shared.resolves", "  manifest HEADs (one per pull reaching the registry)", ""],
 ];
 const results = { nanolet: [], kubelet: [] };
 try {

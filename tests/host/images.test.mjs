@@ -204,3 +204,16 @@ test("pods asking for the same new image at once share one pull; other credentia
   await Promise.all([ask(), ask([secret])]);
   assert.equal(pulls, 3, "a pod with its own credentials pulls with them");
 });
+
+test("pulled-image records of images gone are pruned after a collection, but not one written since the images were listed", () => {
+  const records = new PulledRecords(tempDir());
+  records.recordPulled("reg.example.com/a:1", "sha256:a", secret("a", "hash-a"), 1_000);
+  records.recordPulled("reg.example.com/b:1", "sha256:b", secret("b", "hash-b"), 1_000);
+  records.recordPulled("reg.example.com/c:1", "sha256:c", secret("c", "hash-c"), 5_000);
+  records.prune(new Set(["sha256:a"]), 2_000);
+  // a present: kept; b gone: pruned (a new pod with other credentials is no longer held to it);
+  // c was pulled after the list: kept.
+  assert.equal(records.mustAttemptPull("reg.example.com/a:1", "sha256:a", [secret("x", "hash-x")], 6_000), true);
+  assert.equal(records.mustAttemptPull("reg.example.com/b:1", "sha256:b", [secret("x", "hash-x")], 6_000), false);
+  assert.equal(records.mustAttemptPull("reg.example.com/c:1", "sha256:c", [secret("x", "hash-x")], 6_000), true);
+});
