@@ -1,6 +1,5 @@
 // The core's sandbox and container actions as CRI requests: labels and annotations that let a
-// relist find nanolet's objects again, cgroup values as CRI takes them, and the Pod API's default
-// image pull policy.
+// relist find nanolet's objects again, and cgroup values as CRI takes them.
 import type { CreateContainer, LinuxResources, SandboxSpec } from "../core/types.js";
 import {
   ANNOTATION_GRACE_PERIOD,
@@ -70,13 +69,4 @@ export function criResources(r: LinuxResources): ContainerResources {
     memoryLimitBytes: Number(r.memoryLimitBytes),
     oomScoreAdj: r.oomScoreAdj,
   };
-}
-
-/** The Pod API's default pull policy: Always for `:latest` or no tag (and no digest), else IfNotPresent. */
-export function defaultPullPolicy(image: string): string {
-  if (image.includes("@")) return "IfNotPresent";
-  const lastPart = image.slice(image.lastIndexOf("/") + 1);
-  const colon = lastPart.lastIndexOf(":");
-  const tag = colon >= 0 ? lastPart.slice(colon + 1) : "";
-  return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
 }

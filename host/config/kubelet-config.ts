@@ -7,7 +7,6 @@ import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
-import { VERIFICATION_POLICIES } from "../images/pulled-records.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -32,6 +31,10 @@ interface FieldSpec {
   /** The value without --config, where nanolet's flags default differently from the file (docs/running.md says why). */
   flagDefault?: unknown;
 }
+
+/** imagePullCredentialsVerificationPolicy's values (upstream's names). */
+export const VERIFICATION_POLICIES = ["NeverVerify", "NeverVerifyPreloadedImages", "NeverVerifyAllowlistedImages", "AlwaysVerify"] as const;
+export type VerificationPolicy = (typeof VERIFICATION_POLICIES)[number];
 
 /** Upstream's default hard eviction thresholds (v1.36 on Linux, read from its /configz). */
 export const DEFAULT_EVICTION_HARD_MAP: Record<string, string> = {

@@ -2,9 +2,9 @@
 // later the simulator). Time comes from an injected clock; faults are injected per call name.
 import * as protoLoader from "@grpc/proto-loader";
 import { CRI_PROTO_PATH } from "../common/asset-paths.js";
-import type { RegistryAuth } from "../images/pull-credentials.js";
 import {
   type ImageFsUsage,
+  type RegistryAuth,
   ContainerConfig,
   ContainerResources,
   ImageUser,

@@ -21,6 +21,7 @@ import {
   StreamingRequest,
   type ContainerSecurity,
   type ImageFsUsage,
+  type RegistryAuth,
   type ImageInfo,
   type ImageUser,
   type SecurityProfile,
@@ -28,7 +29,6 @@ import {
 import { CRI_PROTO_PATH } from "../common/asset-paths.js";
 import { bytesField } from "../common/proto-wire.js";
 import { decodeContainerList, decodeSandboxList } from "./list-decoding.js";
-import type { RegistryAuth } from "../images/pull-credentials.js";
 
 const PROTO_PATH = CRI_PROTO_PATH;
 

@@ -1,4 +1,3 @@
-import type { RegistryAuth } from "../images/pull-credentials.js";
 // The container runtime as nanolet's host sees it: the CRI calls it makes, in plain types.
 // Implementations: GrpcRuntime (real CRI over a unix socket) and FakeRuntime (in memory, for
 // host unit tests and the simulator).
@@ -175,6 +174,16 @@ export interface RuntimeVersion {
 }
 
 /** A failed runtime call: the gRPC status code (0 if none) and the runtime's message. */
+/** CRI AuthConfig: a registry credential for one pull. */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
 export class RuntimeError extends Error {
   constructor(
     message: string,

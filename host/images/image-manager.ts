@@ -7,7 +7,6 @@
 import type { Logger } from "../common/log.js";
 import { formatGoDuration } from "../config/go-duration.js";
 import { RuntimeError, type ImageUser, type Runtime } from "../cri/runtime.js";
-import { defaultPullPolicy } from "../agent/cri-requests.js";
 import { readNodeCredentials, type DockerAuths } from "./node-credentials.js";
 import { trackedCredentialsFor, type TrackedCredential } from "./pull-credentials.js";
 import { PulledRecords, type SecretRecord } from "./pulled-records.js";
@@ -49,6 +48,15 @@ export interface ImageManagerOptions {
   /** The node's credentials (read from the kubelet's places when not given). */
   nodeCredentials?: () => DockerAuths;
   now?: () => number;
+}
+
+/** The Pod API's default pull policy: Always for `:latest` or no tag (and no digest), else IfNotPresent. */
+export function defaultPullPolicy(image: string): string {
+  if (image.includes("@")) return "IfNotPresent";
+  const lastPart = image.slice(image.lastIndexOf("/") + 1);
+  const colon = lastPart.lastIndexOf(":");
+  const tag = colon >= 0 ? lastPart.slice(colon + 1) : "";
+  return tag === "" || tag === "latest" ? "Always" : "IfNotPresent";
 }
 
 export class ImageManager {

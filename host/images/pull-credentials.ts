@@ -5,15 +5,9 @@
 // CRI AuthConfig to try, in order, with where it came from (a secret, or the node).
 import crypto from "node:crypto";
 
-/** CRI AuthConfig. */
-export interface RegistryAuth {
-  username?: string;
-  password?: string;
-  auth?: string;
-  serverAddress?: string;
-  identityToken?: string;
-  registryToken?: string;
-}
+import type { RegistryAuth } from "../cri/runtime.js";
+
+export type { RegistryAuth };
 
 /** The names Docker Hub goes by in credential files. */
 const DOCKER_HUB = new Set(["docker.io", "index.docker.io", "registry-1.docker.io"]);

@@ -12,10 +12,10 @@ import path from "node:path";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import type { Logger } from "../common/log.js";
 import { registryOf } from "./pull-credentials.js";
+import type { VerificationPolicy } from "../config/kubelet-config.js";
 
-/** imagePullCredentialsVerificationPolicy. */
-export type VerificationPolicy = "NeverVerify" | "NeverVerifyPreloadedImages" | "NeverVerifyAllowlistedImages" | "AlwaysVerify";
-export const VERIFICATION_POLICIES: VerificationPolicy[] = ["NeverVerify", "NeverVerifyPreloadedImages", "NeverVerifyAllowlistedImages", "AlwaysVerify"];
+export type { VerificationPolicy };
+
 
 /** A secret as a record keeps it: where it is and its credential's hash. */
 export interface SecretRecord {
