@@ -38,6 +38,14 @@ Flags of run (a flag given wins over the same setting in --config):
   --eviction-max-pod-grace-period SECONDS  grace for pods evicted under soft thresholds (default 0)
   --eviction-monitoring-interval DURATION  stats pass and eviction interval (default 10s)
   --imagefs-path DIR                 the runtime's image store, for imagefs.* (default /var/lib/containerd)
+  --image-gc-high-threshold PERCENT  image filesystem use at which unused images go (default 85;
+                                     100 turns periodic image GC off)
+  --image-gc-low-threshold PERCENT   images go until use is down to this (default 80)
+  --minimum-image-ttl-duration DURATION  an image seen more recently stays (default 2m)
+  --image-gc-period DURATION         how often images are collected (nanolet's own; default 5m)
+  --pod-infra-container-image IMAGE  never removed by image GC (the runtime's sandbox image is
+                                     found by itself)
+  --serialize-image-pulls[=false]    one pull at a time (default true)
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
   --max-pods N                       pods this node runs at most; more are refused as OutOfpods
                                      (default 110)
