@@ -78,6 +78,13 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<KubeletServ
     podLogsDir: o.podLogsDir,
     log: o.log,
     pods: () => podListItems(o.podTable, o.nodeName, o.podsView),
+    lastTerminatedId: (podUid: string, container: string) => {
+      const status = o.podTable.statusOf(podUid);
+      if (!status) return undefined;
+      const all = [...status.containerStatuses, ...status.initContainerStatuses, ...status.ephemeralContainerStatuses];
+      const found = all.find((c) => c.name === container);
+      return found ? (found.lastState?.containerId ?? "") : undefined;
+    },
     syncLoopProblem: o.syncLoopProblem,
     configz: o.configz,
     extraHandlers: o.extraHandlers,

@@ -27,6 +27,11 @@ export interface KubeletServerOptions {
   authorizer: Authorizer;
   /** The pods this node runs, as v1 Pod objects (for /pods). */
   pods: () => object[];
+  /**
+   * The container's last termination as the node reports it (`lastState.terminated`'s container
+   * ID, "" when none), for `--previous`; undefined when the node has no status of the pod.
+   */
+  lastTerminatedId?: (podUid: string, container: string) => string | undefined;
   /** The SyncLoop's health: undefined when healthy, else why not (for /healthz/syncloop). */
   syncLoopProblem: () => string | undefined;
   /** The configuration in effect (for /configz). */
@@ -227,7 +232,11 @@ export class KubeletServer {
     }
     const found = await this.lookup.container(namespace, pod, container);
     if (!found) throw new HttpError(404, `pod "${pod}" does not exist`);
-    const target = options.previous ? found.previous : found.current;
+    let target = options.previous ? found.previous : found.current;
+    // `--previous` is the status's last termination, as upstream's: the instance before the
+    // running one, or the newest one itself while it waits to restart.
+    const lastId = options.previous ? this.options.lastTerminatedId?.(found.sandbox.podUid, container) : undefined;
+    if (lastId !== undefined) target = lastId === "" ? undefined : found.all.find((c) => c.id === lastId.replace(/^[a-z0-9]+:\/\//, ""));
     if (!target) {
       if (!found.current) throw new HttpError(404, `container "${container}" not found in pod "${pod}"`);
       throw new HttpError(400, `previous terminated container "${container}" in pod "${pod}" not found`);

@@ -18,6 +18,8 @@ export interface FoundContainer {
   /** The newest container of that name, and the one before it (`previous`), if any. */
   current?: ContainerInfo;
   previous?: ContainerInfo;
+  /** Every instance of that name the runtime holds, newest first, in any sandbox of the pod. */
+  all: ContainerInfo[];
   /** The pod's log directory: `<pod-logs-dir>/<ns>_<pod>_<uid>`. */
   logDir: string;
 }
@@ -44,7 +46,7 @@ export class PodLookup {
     const ofPod = all.filter((c) => c.labels[LABEL_POD_NAMESPACE] === namespace && c.labels[LABEL_POD_NAME] === pod && c.name === container);
     ofPod.sort((a, b) => (b.attempt - a.attempt) || (a.createdAtNs < b.createdAtNs ? 1 : -1));
     const inSandbox = ofPod.filter((c) => c.sandboxId === sandbox.id);
-    return { sandbox, current: inSandbox[0] ?? ofPod[0], previous: inSandbox[1], logDir: podLogDirectory(this.podLogsDir, sandbox) };
+    return { sandbox, current: inSandbox[0] ?? ofPod[0], previous: inSandbox[1], all: ofPod, logDir: podLogDirectory(this.podLogsDir, sandbox) };
   }
 
   /** The log file of attempt `attempt` of `container` (the runtime writes it where the agent asked). */

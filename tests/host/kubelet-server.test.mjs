@@ -99,15 +99,20 @@ describe("the server over the fake runtime", () => {
   let streaming;
   const streamingSockets = new Set();
   let containerId;
+  let sandboxId;
+  let sandbox;
+  let spec;
+  /** What the node's status says of the container's last termination (undefined: no status). */
+  let lastTerminated;
   const nodeLogDir = path.join(dir, "varlog");
 
   before(async () => {
     fs.mkdirSync(path.join(nodeLogDir, "sub"), { recursive: true });
     fs.writeFileSync(path.join(nodeLogDir, "syslog"), "boot\n");
     fs.symlinkSync("/etc/passwd", path.join(nodeLogDir, "escape"));
-    const spec = { podUid: "uid-1", podName: "web", podNamespace: "default", attempt: 0, hostNetwork: true, cgroupParent: "", terminationGracePeriodSeconds: 1 };
-    const sandbox = sandboxConfig(spec, dir);
-    const sandboxId = await runtime.runPodSandbox(sandbox);
+    spec = { podUid: "uid-1", podName: "web", podNamespace: "default", attempt: 0, hostNetwork: true, cgroupParent: "", terminationGracePeriodSeconds: 1 };
+    sandbox = sandboxConfig(spec, dir);
+    sandboxId = await runtime.runPodSandbox(sandbox);
     runtime.images.add("busybox");
     const create = { sandbox: spec, container: { name: "main", image: "busybox", command: [], args: [], env: [] }, attempt: 0, specHash: "h", resources: { cpuShares: 2n, cpuQuotaUs: 0n, cpuPeriodUs: 0n, memoryLimitBytes: 0n, oomScoreAdj: 0 } };
     containerId = await runtime.createContainer(sandboxId, containerConfig(create), sandbox);
@@ -137,6 +142,7 @@ describe("the server over the fake runtime", () => {
       syncLoopProblem: () => undefined,
       configz: () => ({ port: 0 }),
       nodeLogDir,
+      lastTerminatedId: () => lastTerminated,
     });
     port = (await server.listenHttp(0, "127.0.0.1")).address().port;
   });
@@ -279,5 +285,21 @@ describe("the server over the fake runtime", () => {
     await settled();
     assert.equal(server.sessions.size, 0, "relayed sessions");
     assert.equal(streamingSockets.size, 0, "connections to the runtime's streaming server");
+  });
+
+  test("--previous is the status's last termination: the instance before the running one, or the newest while it waits to restart", async () => {
+    assert.equal((await get("/containerLogs/default/web/main?previous=true")).code, 400, "no earlier instance");
+    // A second instance (attempt 1) beside the first.
+    const create = { sandbox: spec, container: { name: "main", image: "busybox", command: [], args: [], env: [] }, attempt: 1, specHash: "h", resources: { cpuShares: 2n, cpuQuotaUs: 0n, cpuPeriodUs: 0n, memoryLimitBytes: 0n, oomScoreAdj: 0 } };
+    const second = await runtime.createContainer(sandboxId, containerConfig(create), sandbox);
+    fs.writeFileSync(path.join(sandbox.logDirectory, "main", "1.log"), "2026-12-05T01:01:00Z stdout F four\n");
+    lastTerminated = containerId; // attempt 1 runs; attempt 0 exited before it
+    assert.deepEqual(await get("/containerLogs/default/web/main?previous=true"), { code: 200, body: "one\ntwo\nthree\n" });
+    lastTerminated = second; // attempt 1 exited and waits to restart: it is the previous one
+    assert.deepEqual(await get("/containerLogs/default/web/main?previous=true"), { code: 200, body: "four\n" });
+    lastTerminated = "";
+    const none = await get("/containerLogs/default/web/main?previous=true");
+    assert.equal(none.code, 400);
+    assert.match(none.body, /previous terminated container "main" in pod "web" not found/);
   });
 });
