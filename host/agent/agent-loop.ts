@@ -18,6 +18,7 @@ import { BackOffCheckpoints } from "./back-off-checkpoints.js";
 import { ExitWatch } from "./exit-watch.js";
 import { hookPod, probePod, setUpVolumes, tearDownVolumes, type PodWorkContext } from "./pod-work.js";
 import { PodDirectories, podsToMeasure } from "./pod-housekeeping.js";
+import { RemovedLogs } from "../logs/removed-logs.js";
 import { errorResult, okResult } from "./action-results.js";
 import type { AgentLoopOptions, PodRefusal } from "./agent-options.js";
 
@@ -78,8 +79,12 @@ export class AgentLoop {
   private sourcesReady = true;
   private sourcesTimer?: NodeJS.Timeout;
 
+  /** Logs of containers removed, deleted a minute after them. */
+  private readonly removedLogs: RemovedLogs;
+
   constructor(private options: AgentLoopOptions) {
     this.nowMs = options.nowMs ?? Date.now;
+    this.removedLogs = new RemovedLogs(options.podLogsDir, options.log, this.nowMs);
     const withCore = <T>(fn: (core: Core) => T) => this.withCore(fn);
     this.feed = new PodFeed(options, withCore, this.nowMs);
     this.backOffs = new BackOffCheckpoints(options.backOffCheckpoints, withCore, this.nowMs);
@@ -98,6 +103,7 @@ export class AgentLoop {
       volumes: options.volumes,
       logLinks: options.logLinks,
       images: options.images,
+      removedLogs: this.removedLogs,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
     this.exits = new ExitWatch(options.runtime, this.relister, options.log, () => this.relistNow(), () => this.stopped);
@@ -407,6 +413,7 @@ export class AgentLoop {
       }
       if (this.sourcesReady) this.podDirectories.cleanupOrphans(snapshot, this.feed.desired.map((p) => p.spec.uid), this.nowMs());
       this.podDirectories.sweepLogLinks(snapshot, this.nowMs());
+      this.removedLogs.sweep(this.nowMs());
     } catch (error) {
       this.options.log.log("warn", "Relist failed", { error: (error as Error).message });
       this.pendingResults.push(errorResult(action.id, String((error as Error).message), "runtime"));

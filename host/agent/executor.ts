@@ -21,7 +21,7 @@ import { podLogDirectory } from "../logs/log-paths.js";
 import type { ContainerLogLinks } from "../logs/log-links.js";
 import { containerConfig, criResources, sandboxConfig } from "./cri-requests.js";
 import { DEFAULT_ACTION_CONCURRENCY, holdsSlot, slotRank } from "./action-slots.js";
-import { within } from "../files/safe-open.js";
+import type { RemovedLogs } from "../logs/removed-logs.js";
 
 export interface ExecutorOptions {
   runtime: Runtime;
@@ -43,6 +43,8 @@ export interface ExecutorOptions {
   podRuntime?: PodRuntimeSettings;
   /** ConfigMaps and Secrets that env reads; absent without an apiserver. */
   objects?: ObjectGetter;
+  /** Logs of removed containers, deleted a minute later; none: logs stay. */
+  removedLogs?: RemovedLogs;
   /** Pulls and who may use a pulled image (one with the node's defaults when not given). */
   images?: ImageManager;
   /** The pods' volumes, for each container's mounts. */
@@ -59,24 +61,6 @@ const CREATED_LOGS_KEPT = 4096;
 function objectFactsOf(facts: PodFacts): PodObjectFacts | undefined {
   if (!facts.spec) return undefined;
   return { name: facts.name, namespace: facts.namespace, uid: facts.uid, annotations: facts.annotations, spec: facts.spec };
-}
-
-/** Removes a removed container's log file and its rotated files, only under the pod logs directory and only regular files. */
-export function removeContainerLog(logPath: string, podLogsDir: string, log: Logger): void {
-  if (!path.isAbsolute(logPath) || !within(path.normalize(logPath), path.resolve(podLogsDir))) return;
-  const dir = path.dirname(logPath);
-  const base = path.basename(logPath);
-  try {
-    for (const name of fs.readdirSync(dir)) {
-      if (name !== base && !name.startsWith(`${base}.`)) continue;
-      const file = path.join(dir, name);
-      // lstat: a link where a log was is left alone (never followed out of the directory).
-      if (fs.lstatSync(file).isFile()) fs.rmSync(file);
-    }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") log.log("warn", "Container log not removed", { logPath, error: code ?? (error as Error).message });
-  }
 }
 
 export class Executor {
@@ -189,10 +173,10 @@ export class Executor {
         await runtime.stopContainer(kind.val.containerId, Number(kind.val.timeoutSeconds));
         return "";
       case "remove-container": {
-        // Its log goes with it, rotated files too (upstream's container GC removes them; CRI does not).
+        // Its log goes a minute later, rotated files too (upstream's container GC removes them; CRI does not).
         const logPath = await runtime.containerStatus(kind.val.containerId).then((d) => d.logPath, () => undefined);
         await runtime.removeContainer(kind.val.containerId);
-        if (logPath) removeContainerLog(logPath, this.options.podLogsDir, this.options.log);
+        if (logPath) this.options.removedLogs?.add(logPath);
         this.createdLogs.delete(kind.val.containerId);
         this.options.logLinks?.unlink(this.namesOf(action, kind.val));
         return "";

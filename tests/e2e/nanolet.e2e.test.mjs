@@ -75,7 +75,7 @@ describe("nanolet on containerd", { concurrency: false }, () => {
     });
   });
 
-  test("restart policies: Always backs off 10s then 20s; OnFailure restarts only failures; Never does not restart", { timeout: 120_000 }, async () => {
+  test("restart policies: Always backs off 10s then 20s; OnFailure restarts only failures; Never does not restart", { timeout: 240_000 }, async () => {
     await withNanolet("policies", async (ctx) => {
       const { manifestDir, nanolet } = ctx;
       fs.writeFileSync(path.join(manifestDir, "always.yaml"), podManifest("always", { policy: "Always", script: "sleep 1; exit 1" }));
@@ -113,11 +113,9 @@ describe("nanolet on containerd", { concurrency: false }, () => {
         return { all: ids.length, dead: ids.filter((id) => !live.has(id)).length };
       };
       const logDir = path.join(nanolet.logsDir, `default_always-e2e-node_${always.uid}`, "main");
-      await waitFor("the crash loop down to one dead instance (and the current one), each with its log", () => {
-        const now = instances();
-        return now.dead === 1 && fs.readdirSync(logDir).length === now.all;
-      }, 30_000);
-      assert.ok(!fs.readdirSync(logDir).includes("0.log"), "the first instance's log went with it");
+      await waitFor("the crash loop down to one dead instance (and the current one)", () => instances().dead === 1, 30_000);
+      // A removed instance's log goes a minute after it (upstream's container GC period).
+      await waitFor("the first instances' logs removed a minute after them", () => !fs.readdirSync(logDir).includes("0.log"), 90_000);
 
       const never = await nanolet.waitPod("never", (p) => p.phase === "Failed", "Failed");
       assert.equal(never.restarts, 0);

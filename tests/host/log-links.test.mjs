@@ -70,3 +70,25 @@ test("the sweep removes dangling links, but not a running container's, a live li
   fs.rmSync(root, { recursive: true, force: true });
   assert.equal(new ContainerLogLinks(quiet, path.join(root, "absent")).sweepDangling(new Set()), 0);
 });
+
+test("a removed container's log and rotated files go a minute after it, only regular files under the pod logs directory", async () => {
+  const { RemovedLogs, REMOVED_LOG_KEPT_MS } = await import("../../dist/logs/removed-logs.js");
+  const logs = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-removed-logs-"));
+  const dir = path.join(logs, "default_web_uid", "app");
+  fs.mkdirSync(dir, { recursive: true });
+  for (const name of ["0.log", "0.log.20261207-101010", "0.log.20261207-090909.gz", "1.log"]) fs.writeFileSync(path.join(dir, name), "x\n");
+  const outside = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-outside-"));
+  fs.writeFileSync(path.join(outside, "0.log"), "keep\n");
+  let now = 1_000;
+  const removed = new RemovedLogs(logs, { log() {} }, () => now);
+  removed.add(path.join(dir, "0.log"));
+  removed.add(path.join(outside, "0.log")); // not under the pod logs directory: never touched
+  now += REMOVED_LOG_KEPT_MS - 1;
+  removed.sweep();
+  assert.equal(fs.readdirSync(dir).length, 4, "kept for a minute");
+  now += 1;
+  removed.sweep();
+  assert.deepEqual(fs.readdirSync(dir), ["1.log"]);
+  assert.equal(fs.readFileSync(path.join(outside, "0.log"), "utf8"), "keep\n");
+  assert.equal(removed.size, 0);
+});
