@@ -13,12 +13,11 @@ import { ImageRecords, imagesInUse, type GcPolicyMs } from "./image-records.js";
 /** Upstream's ImageGCPeriod. */
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
 
-export type ImageGcPolicy = GcPolicyMs;
 
 export interface ImageCollectorOptions {
   runtime: Runtime;
   log: Logger;
-  policy: ImageGcPolicy;
+  policy: GcPolicyMs;
   /** The core's decision (undefined while no core runs: the pass is skipped). */
   plan: (request: ImageGcRequest) => GcPlan | undefined;
   /** Images never removed besides those in use and pinned: the sandbox image (--pod-infra-container-image). */

@@ -83,10 +83,12 @@ export class ImageManager {
     const { image } = request;
     const policy = request.pullPolicy || defaultPullPolicy(image);
     const startedMs = this.now();
-    const credentials = () => trackedCredentialsFor(image, request.secrets, this.nodeAuths());
+    // Worked out (the node's credential files read) only when a check or a pull needs them, once.
+    let known: TrackedCredential[] | undefined;
+    const credentials = () => (known ??= trackedCredentialsFor(image, request.secrets, this.nodeAuths()));
     if (policy !== "Always") {
       const present = await runtime.imageInfo(image);
-      if (present && !this.records.mustAttemptPull(image, present.id, secretsOf(credentials()), startedMs)) {
+      if (present && !this.records.mustAttemptPull(image, present.id, () => secretsOf(credentials()), startedMs)) {
         event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
         return present.user;
       }

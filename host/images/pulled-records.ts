@@ -95,7 +95,7 @@ export class PulledRecords {
    * Whether a pod with `podSecrets` (those of its secrets whose credentials match the image) must
    * pull `image`, present as `imageRef`, before using it (upstream's MustAttemptImagePull).
    */
-  mustAttemptPull(image: string, imageRef: string, podSecrets: SecretRecord[], nowMs: number): boolean {
+  mustAttemptPull(image: string, imageRef: string, podSecrets: SecretRecord[] | (() => SecretRecord[]), nowMs: number): boolean {
     if (imageRef === "") return true;
     const record = this.read(imageRef);
     const pulledByAgent = record !== undefined || (this.intents.get(image) ?? 0) > 0 || this.intentFileExists(image);
@@ -105,7 +105,8 @@ export class PulledRecords {
     if (!cached) return true;
     if (cached.nodePodsAccessible) return false;
     const secrets = cached.kubernetesSecrets ?? [];
-    for (const pod of podSecrets) {
+    // The pod's credentials are looked at only now: most images are preloaded or open to all.
+    for (const pod of typeof podSecrets === "function" ? podSecrets() : podSecrets) {
       for (const known of secrets) {
         const hashesMatch = known.credentialHash.length > 0 && pod.credentialHash === known.credentialHash;
         const sameSecret = pod.uid === known.uid && pod.namespace === known.namespace && pod.name === known.name;
