@@ -26,6 +26,7 @@ import {
 import { PLANNED_ACTION_SIZE, liftPlannedAction, lowerPlannedAction } from "./abi/actions";
 import { PROBE_RESULT_SIZE, liftProbeResult, lowerProbeResult } from "./abi/probes";
 import { ProbeResult } from "./core/probe-types";
+import { ShutdownGracePeriod } from "./core/node-shutdown";
 import { BackOffCheckpoint } from "./core/backoff";
 import { BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint, lowerBackOffCheckpoint } from "./abi/back-offs";
 
@@ -201,6 +202,27 @@ export function agentHandleRuntimeEvent(rep: i32, nowMs: u64): void {
 
 export function agentHandleEventStream(rep: i32, nowMs: u64, streaming: bool): void {
   agentOf(rep).handleEventStream(nowMs, streaming);
+}
+
+// shutdown-grace-period { priority s32 @0, grace-period-seconds s64 @8 }: 16, align 8.
+const SHUTDOWN_GRACE_PERIOD_SIZE: usize = 16;
+
+function liftShutdownGracePeriod(ptr: usize): ShutdownGracePeriod {
+  return new ShutdownGracePeriod(load<i32>(ptr), load<i64>(ptr + 8));
+}
+
+export function agentConfigureNodeShutdown(rep: i32, gracePeriodSeconds: i64, criticalPodsSeconds: i64, groupsPtr: usize, groupsLen: u32): u64 {
+  const groups = liftListParts<ShutdownGracePeriod>(groupsPtr, groupsLen, SHUTDOWN_GRACE_PERIOD_SIZE, liftShutdownGracePeriod);
+  resetArgumentArena();
+  return agentOf(rep).configureNodeShutdown(gracePeriodSeconds, criticalPodsSeconds, groups);
+}
+
+export function agentHandleNodeShutdown(rep: i32, nowMs: u64, shuttingDown: bool): void {
+  agentOf(rep).handleNodeShutdown(nowMs, shuttingDown);
+}
+
+export function agentNodeShuttingDown(rep: i32): bool {
+  return agentOf(rep).nodeShuttingDown;
 }
 
 export function agentRestoreBackOffs(rep: i32, nowMs: u64, entriesPtr: usize, entriesLen: u32): void {

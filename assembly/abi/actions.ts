@@ -273,6 +273,9 @@ function liftActionKind(ptr: usize): ActionKind {
     case ActionTag.NodePressureChanged:
       kind.pressure = new NodePressure(load<u8>(payload) != 0, load<u8>(payload + 1) != 0, load<u8>(payload + 2) != 0);
       break;
+    case ActionTag.ShutdownInhibitLock:
+      kind.flag = load<u8>(payload) != 0;
+      break;
     case ActionTag.RunProbe:
       kind.probe = liftProbeRequest(payload);
       break;
@@ -353,6 +356,9 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
       store<u8>(payload + 2, <u8>(pressure.pid ? 1 : 0));
       break;
     }
+    case ActionTag.ShutdownInhibitLock:
+      store<u8>(payload, <u8>(kind.flag ? 1 : 0));
+      break;
     case ActionTag.RunProbe:
       lowerProbeRequest(payload, changetype<ProbeRequest>(kind.probe));
       break;

@@ -6,6 +6,7 @@ import { ActionResults } from "./action-results";
 import { Backoff, BackOffCheckpoint } from "./backoff";
 import { WorkerContext } from "./context";
 import { EvictionPass } from "./eviction-pass";
+import { NodeShutdown, ShutdownGracePeriod } from "./node-shutdown";
 import { ActionResult, AgentConfig, NodeConfig, NodeStats, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot } from "./model";
 import { PackedSnapshot, packSnapshot } from "./packed";
 import { PodManager } from "./pod-manager";
@@ -50,6 +51,7 @@ export class Agent {
   private results: ActionResults;
   private eviction: EvictionPass;
   private probes: ProbeManager;
+  private shutdown: NodeShutdown;
 
   constructor(public config: AgentConfig) {
     assert(config.relistPeriodMs > 0, "agent-config: relist-period-ms must be > 0");
@@ -65,6 +67,7 @@ export class Agent {
     this.results = new ActionResults(ctx, pods, intake);
     this.eviction = new EvictionPass(ctx, pods, rankTable);
     this.probes = new ProbeManager(ctx, pods);
+    this.shutdown = new NodeShutdown(ctx, pods);
   }
 
   /// The crash-loop back-off in force at `nowMs`, for the host's checkpoint.
@@ -80,6 +83,21 @@ export class Agent {
   /// Applies the node's resources and eviction flags; returns the error, or "" when applied.
   configureNode(config: NodeConfig): string {
     return this.eviction.configure(config);
+  }
+
+  /// Sets graceful node shutdown; returns the delay the lock must hold, 0 for off.
+  configureNodeShutdown(gracePeriodSeconds: i64, criticalPodsSeconds: i64, byPriority: ShutdownGracePeriod[]): u64 {
+    return this.shutdown.configure(gracePeriodSeconds, criticalPodsSeconds, byPriority);
+  }
+
+  /// logind announced a shutdown or its cancellation.
+  handleNodeShutdown(nowMs: u64, shuttingDown: bool): void {
+    this.ctx.nowMs = nowMs;
+    this.shutdown.handle(nowMs, shuttingDown);
+  }
+
+  get nodeShuttingDown(): bool {
+    return this.shutdown.shuttingDown;
   }
 
   /// The node's pressure conditions now (MemoryPressure, DiskPressure, PIDPressure), sorted.
@@ -135,11 +153,16 @@ export class Agent {
     ctx.nowMs = nowMs;
     this.intake.poll(nowMs);
     if (this.intake.seenRuntime) {
+      // A group whose grace ran out gives way before the workers run, so the next one's stops
+      // go out in this poll.
+      this.shutdown.advance(nowMs);
       this.runWorkers(nowMs);
       // After the workers: probes read the statuses they just published. A probe result that
       // changed what a status says is acted on at the next poll (the deadline says now).
       this.probes.poll(nowMs);
     }
+    // After the workers: a group whose pods all stopped just now gives way to the next.
+    this.shutdown.advance(nowMs);
     const out = ctx.queue;
     ctx.queue = [];
     return out;
@@ -148,6 +171,8 @@ export class Agent {
   pollDeadline(): u64 {
     if (this.ctx.queue.length > 0) return this.ctx.nowMs;
     let deadline = this.intake.deadline();
+    const shutdownDeadline = this.shutdown.deadline();
+    if (shutdownDeadline != 0 && shutdownDeadline < deadline) deadline = shutdownDeadline;
     if (this.intake.seenRuntime) {
       const probeDeadline = this.probes.deadline(this.ctx.nowMs);
       if (probeDeadline < deadline) deadline = probeDeadline;
@@ -198,7 +223,7 @@ export class Agent {
   private runWorker(rec: PodRecord): void {
     const ctx = this.ctx;
     rec.dirty = false;
-    if (rec.needsAdmission && rec.spec !== null) this.pods.admit(rec, rec.spec!, this.eviction.conditions);
+    if (rec.needsAdmission && rec.spec !== null) this.pods.admit(rec, rec.spec!, this.eviction.conditions, this.shutdown.shuttingDown);
     refreshStatus(rec, ctx);
     if (rec.state == WorkerState.SyncPod && !rec.terminal) checkActiveDeadline(rec, ctx);
     if (rec.state == WorkerState.SyncPod) {

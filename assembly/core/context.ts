@@ -316,6 +316,15 @@ export class WorkerContext {
     this.plan(null, kind);
   }
 
+  /// Node-wide: logind's delay lock may go (`false`: every shutdown group is done) or must be
+  /// taken again (`true`: a cancelled shutdown was applied). No result needed.
+  shutdownInhibitLock(hold: bool): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.ShutdownInhibitLock;
+    kind.flag = hold;
+    this.plan(null, kind);
+  }
+
   /// Pod cgroups are removed by the host; the core only says when. No result needed.
   /// Set up (or refresh) these volumes of the pod; `key` describes the volumes of the spec.
   setUpVolumes(rec: PodRecord, names: string[], key: string): void {

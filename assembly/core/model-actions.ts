@@ -123,6 +123,7 @@ export const enum ActionTag {
   SetUpVolumes = 16,
   TearDownVolumes = 17,
   ReclaimNodeResources = 18,
+  ShutdownInhibitLock = 19,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -142,6 +143,8 @@ export class ActionKind {
   hook: HookRequest | null = null;
   /// `set-up-volumes`: the names of the volumes.
   names: string[] = [];
+  /// `shutdown-inhibit-lock`: hold the lock (true) or let it go (false).
+  flag: bool = false;
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {

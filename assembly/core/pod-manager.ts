@@ -10,6 +10,7 @@ import { acceptAllocation } from "./resize";
 import { RankTable } from "./rank-table";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
 import { podProblems } from "./validation";
+import { NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE, NODE_SHUTDOWN_NOT_ADMITTED_REASON } from "./node-shutdown";
 
 export class PodManager {
   private byUid: Map<string, PodRecord> = new Map();
@@ -114,13 +115,15 @@ export class PodManager {
   /// Upstream's admission: `--max-pods`, then eviction admission (a new pod is refused while the
   /// node is under pressure; memory pressure refuses only BestEffort pods that do not tolerate
   /// it; critical pods always pass). A refused pod is Failed and never started.
-  admit(rec: PodRecord, spec: PodSpec, pressureConditions: string[]): void {
+  admit(rec: PodRecord, spec: PodSpec, pressureConditions: string[], shuttingDown: bool): void {
     rec.needsAdmission = false;
     // A pod the runtime already runs (an agent restart) was admitted before: keep it.
     if (rec.sandboxes.length > 0 || rec.containers.length > 0) return;
     if (spec.beingDeleted || spec.hasReportedTerminalPhase) return;
     let result = this.admitPodCount(rec);
     if (result.admit) result = admitUnderPressure(pressureConditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
+    // Upstream's node shutdown admission: every new pod, critical or not, while the node shuts down.
+    if (result.admit && shuttingDown) result = new AdmitResult(false, NODE_SHUTDOWN_NOT_ADMITTED_REASON, NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE);
     if (result.admit) return;
     // As upstream's rejectPod: the event carries the reason's words, the status says rejected.
     rec.failure = new PodFailure(result.reason, "Pod was rejected: " + result.message, false);

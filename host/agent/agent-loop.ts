@@ -155,6 +155,28 @@ export class AgentLoop {
     this.exits.oomKill(containerId);
   }
 
+  /**
+   * logind announced a shutdown (true) or its cancellation (false): the core stops the pods by
+   * priority and says when the lock may go (`onShutdownInhibitLock`).
+   */
+  nodeShutdown(active: boolean): void {
+    if (this.stopped) return;
+    this.withCore((core) => core.handleNodeShutdown?.(this.nowMs(), active));
+    this.schedulePump();
+  }
+
+  /** The delay logind's lock must hold for every shutdown group (ms); 0: graceful shutdown is off. */
+  get nodeShutdownDelayMs(): number {
+    const settings = this.options.core.nodeShutdown;
+    if (!settings) return 0;
+    return this.withCore((core) => core.configureNodeShutdown?.(settings)) ?? 0;
+  }
+
+  /** The node is shutting down (its Ready condition says so; new pods are refused). */
+  get shuttingDown(): boolean {
+    return this.withCore((core) => core.nodeShuttingDown?.()) ?? false;
+  }
+
   /** How old the last relist may be before the PLEG is unhealthy (longer while events drive it). */
   get plegThresholdMs(): number {
     return this.eventedRelist ? EVENTED_PLEG_UNHEALTHY_AFTER_MS : PLEG_UNHEALTHY_AFTER_MS;
@@ -319,6 +341,9 @@ export class AgentLoop {
       case "reclaim-node-resources":
         this.options.log.log("info", "Eviction manager: attempting to reclaim node-level resources", { signal: kind.val });
         this.options.reclaimNodeResources?.(kind.val);
+        return;
+      case "shutdown-inhibit-lock":
+        this.options.onShutdownInhibitLock?.(kind.val);
         return;
       case "node-pressure-changed": {
         const p = kind.val;

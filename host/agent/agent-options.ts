@@ -72,6 +72,8 @@ export interface AgentLoopOptions {
   logLinks?: ContainerLogLinks;
   /** Disk pressure: free node-level resources (unused images) before pods are evicted. */
   reclaimNodeResources?: (signal: string) => void;
+  /** The core's word on logind's shutdown lock: let it go (false) or take it again (true). */
+  onShutdownInhibitLock?: (hold: boolean) => void;
   /** Pulls (serialized or not) and who may use a pulled image; the node's defaults when not given. */
   images?: ImageManager;
 }

@@ -16,6 +16,7 @@ import { CoreAgent } from "../core/core.js";
 import { readResolvConf, type PodRuntimeSettings } from "../pod-runtime/runtime-settings.js";
 import { checkAllowedUnsafeSysctls } from "../pod-runtime/ports-and-sysctls.js";
 import { msOf, resolveConfig, thresholdText } from "../config/kubelet-config.js";
+import { nodeShutdownSettings } from "../config/node-fields.js";
 
 export function parseDurationMs(text: string, flag: string): number {
   const m = /^(\d+)(ms|s|m)$/.exec(text.trim());
@@ -145,6 +146,7 @@ export async function runSettings(argv: string[]) {
       "image-gc-low-threshold": { type: "string" },
       "image-gc-period": { type: "string", default: "5m" },
       "pod-infra-container-image": { type: "string" },
+      "logind-conf-dir": { type: "string", default: "/etc/systemd/logind.conf.d" },
     },
     strict: true,
   });
@@ -206,7 +208,10 @@ export async function runSettings(argv: string[]) {
   };
   const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const servingFiles = apiPort > 0 ? readServingFiles(config.tlsCertFile, config.tlsPrivateKeyFile, config.authentication.x509?.clientCAFile) : {};
-  const coreConfig: CoreConfig = { nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node };
+  const coreConfig: CoreConfig = {
+    nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node,
+    nodeShutdown: nodeShutdownSettings(config),
+  };
   // The core checks the eviction thresholds with upstream's words: ask it now, not once the
   // runtime answers (a core instance is cheap once its modules are compiled, and is dropped).
   await CoreAgent.create(coreConfig);

@@ -38,6 +38,8 @@ import { RecordingCore, TraceWriter } from "../trace/recording-core.js";
 import { msOf, parseQuantityBytes } from "../config/kubelet-config.js";
 import { USAGE, wantsHelp } from "./usage.js";
 import { listenOrFail, runSettings } from "./run-settings.js";
+import { startNodeShutdown } from "../node-shutdown/start.js";
+import type { NodeShutdownManager } from "../node-shutdown/shutdown-manager.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
 const SOURCES_READY_TIMEOUT_MS = 30_000;
@@ -114,11 +116,17 @@ export async function runCommand(argv: string[]): Promise<number> {
   const pulledRecords = new PulledRecords(path.join(rootDir, "image_manager"), config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist ?? [], log);
   // Made once the loop runs (it asks the loop's core), used by the loop's eviction reclaim.
   let imageCollector: ImageCollector | undefined;
+  let nodeShutdown: NodeShutdownManager | undefined;
   const loop = new AgentLoop({
     backOffCheckpoints: checkpointStore("back-off", "back-off"),
     volumes,
     objects,
     logLinks: new ContainerLogLinks(log),
+    onShutdownInhibitLock: (hold) => {
+      void nodeShutdown?.lock(hold);
+      // The cancellation is applied: the Ready condition says so at once.
+      if (hold) cluster?.syncNodeStatus();
+    },
     reclaimNodeResources: () => void imageCollector?.collect(true).catch((error) => log.log("warn", "Reclaiming node-level resources failed", { error: (error as Error).message })),
     images: new ImageManager({
       runtime, log, rootDir,
@@ -175,6 +183,15 @@ export async function runCommand(argv: string[]): Promise<number> {
     nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message),
     // Records of who pulled an image go with the image (upstream prunes them after each collection).
     onImagesPresent: (ids, listedAtMs) => pulledRecords.prune(ids, listedAtMs),
+  });
+  // Graceful node shutdown: logind's lock and signals; the core stops the pods (host/node-shutdown).
+  nodeShutdown = startNodeShutdown({
+    log, delayMs: loop.nodeShutdownDelayMs, confDir: path.resolve(values["logind-conf-dir"]!),
+    onShutdownEvent: (active) => {
+      loop.nodeShutdown(active);
+      if (active) cluster?.syncNodeStatus();
+    },
+    nodeEvent: (type, reason, message) => cluster?.events.recordNode(type, reason, message),
   });
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
@@ -259,6 +276,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       objects?.stop();
       runtimeEvents.stop();
       imageCollector?.stop();
+      nodeShutdown?.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

@@ -47,6 +47,9 @@ Flags of run (a flag given wins over the same setting in --config):
                                      found by itself)
   --serialize-image-pulls[=false]    one pull at a time (default true)
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
+  --logind-conf-dir DIR              where a drop-in raises logind's InhibitDelayMaxSec for
+                                     graceful shutdown (nanolet's own; default
+                                     /etc/systemd/logind.conf.d)
   --max-pods N                       pods this node runs at most; more are refused as OutOfpods
                                      (default 110)
   --port N                           the kubelet API (HTTPS: logs, exec, attach, port-forward,

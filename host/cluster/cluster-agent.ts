@@ -45,6 +45,8 @@ export interface NodeAgent {
   readonly lastRelistOkMs: number;
   readonly plegThresholdMs: number;
   readonly pressure: NodePressure;
+  /** The node is shutting down (logind announced it). */
+  readonly shuttingDown?: boolean;
   imageRefOf(containerId: string): string | undefined;
   podIpOf(sandboxId: string): string | undefined;
 }
@@ -187,6 +189,11 @@ export class ClusterAgent {
     this.services.start();
     // Mirror pods are also re-checked on a timer: a failed create is retried.
     this.mirrorTimer = setInterval(() => this.syncMirrors(), 10_000);
+  }
+
+  /** Reports the node's status now (a shutdown began: the Ready condition says so at once). */
+  syncNodeStatus(): void {
+    void this.node.tick();
   }
 
   stop(): void {
@@ -391,6 +398,7 @@ export class ClusterAgent {
       lastRelistOkMs: this.options.loop.lastRelistOkMs,
       plegThresholdMs: this.options.loop.plegThresholdMs,
       pressure: this.options.loop.pressure,
+      shuttingDown: this.options.loop.shuttingDown,
       evictionMemoryBytes: this.options.evictionMemoryBytes,
       maxPods: this.options.maxPods,
       kubeletPort: this.options.kubeletPort,

@@ -25,6 +25,8 @@ export interface NodeHealth {
   plegThresholdMs?: number;
   /** The kubelet API's port (--port), which the Node advertises. */
   kubeletPort?: number;
+  /** logind announced a shutdown and the node is stopping its pods (the Ready condition says so). */
+  shuttingDown?: boolean;
   /** The eviction manager's pressure conditions (all false when unknown). */
   pressure?: { memory: boolean; disk: boolean; pid: boolean };
   /** Memory kept aside by the hard memory.available threshold, bytes (allocatable = capacity - it). */
@@ -113,6 +115,8 @@ export function readyCondition(health: NodeHealth, nowMs: number): NodeCondition
   }
   const pleg = plegProblem(health.lastRelistOkMs, nowMs, health.plegThresholdMs);
   if (pleg !== undefined) problems.push(`PLEG is not healthy: ${pleg}`);
+  // The node shutdown manager's error comes last, as upstream aggregates them.
+  if (health.shuttingDown) problems.push("node is shutting down");
   if (problems.length > 0) return { type: "Ready", status: "False", reason: "KubeletNotReady", message: problems.join(", ") };
   return { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" };
 }

@@ -7,12 +7,13 @@ import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
+import { readPriorityPeriods, validateNodeShutdown } from "./node-fields.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
 
 /** How a field is written: in the file (YAML types) and in /configz. */
-type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity";
+type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods";
 
 /** How a flag's text is read into its field (lists and maps have a flag syntax of their own). */
 type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map";
@@ -95,6 +96,9 @@ export const FIELDS: FieldSpec[] = [
   { path: "imageMaximumGCAge", kind: "duration", default: "0s" },
   { path: "imageGCHighThresholdPercent", kind: "int", default: 85, zeroIsUnset: true, flag: "image-gc-high-threshold" },
   { path: "imageGCLowThresholdPercent", kind: "int", default: 80, zeroIsUnset: true, flag: "image-gc-low-threshold" },
+  { path: "shutdownGracePeriod", kind: "duration", default: "0s" },
+  { path: "shutdownGracePeriodCriticalPods", kind: "duration", default: "0s" },
+  { path: "shutdownGracePeriodByPodPriority", kind: "priority-periods" },
   { path: "containerRuntimeEndpoint", kind: "string", default: "unix:///run/containerd/containerd.sock", zeroIsUnset: true, flag: "container-runtime-endpoint" },
 ];
 
@@ -118,7 +122,7 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "memorySwap", "containerLogMaxWorkers", "systemReserved", "kubeReserved", "reservedSystemCPUs",
   "showHiddenMetricsForVersion", "systemReservedCgroup", "kubeReservedCgroup", "enforceNodeAllocatable",
   "volumePluginDir", "kernelMemcgNotification", "logging", "enableSystemLogHandler", "enableSystemLogQuery",
-  "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", "reservedMemory",
+  "reservedMemory",
   "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
   "memoryReservationPolicy", "registerWithTaints", "registerNode", "tracing", "localStorageCapacityIsolation",
   "imageServiceEndpoint", "failCgroupV1", "userNamespaces", "podHousekeepingPeriod",
@@ -247,6 +251,11 @@ function fromFile(spec: FieldSpec, value: unknown): unknown {
     case "list":
       if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw wrong("a list of strings");
       return [...value];
+    case "priority-periods": {
+      const read = readPriorityPeriods(value);
+      if (typeof read === "string") throw new ConfigError(`invalid configuration: ${spec.path}${read.startsWith("[") ? "" : ": "}${read}`);
+      return read;
+    }
     case "map":
       if (value === null || typeof value !== "object" || Array.isArray(value)) throw wrong("a map of strings");
       for (const [k, v] of Object.entries(value)) if (typeof v !== "string") throw new ConfigError(`invalid configuration: ${spec.path}.${printable(k, 64)}: expected a string, got ${shown(v)}`);
@@ -369,6 +378,7 @@ export function validateConfig(c: KubeletConfiguration): string[] {
   if (!["Watch", "Cache", "Get"].includes(c.configMapAndSecretChangeDetectionStrategy)) {
     bad(`configMapAndSecretChangeDetectionStrategy (--config-map-and-secret-change-detection-strategy) "${c.configMapAndSecretChangeDetectionStrategy}" must be one of "Watch", "Cache" or "Get"`);
   }
+  validateNodeShutdown(c, bad);
   for (const field of ["evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim"]) {
     for (const [signal, value] of Object.entries(c[field] as Record<string, string>)) {
       // The core reads these as the flags' text: a separator inside would change what they say.

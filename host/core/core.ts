@@ -33,6 +33,8 @@ export interface CoreConfig {
   maxPods?: number;
   /** The node's resources and eviction flags, given with configure-node; none: no eviction. */
   node?: NodeSettings;
+  /** Graceful node shutdown's settings; none: off. */
+  nodeShutdown?: NodeShutdownSettings;
 }
 
 /** WIT `node-config` in plain numbers (see wit/node.wit). */
@@ -142,6 +144,19 @@ export interface Core {
   handleEventStream?(nowMs: number, streaming: boolean): void;
   /** The image collector's decision (WIT image-gc `plan`); throws ImageGcRefusal with the core's words. */
   planImageGc?(request: ImageGcRequest): GcPlan;
+  /** Graceful node shutdown's settings; returns the delay the lock must hold (ms), 0 for off. */
+  configureNodeShutdown?(settings: NodeShutdownSettings): number;
+  /** logind announced a shutdown (true) or its cancellation (false). */
+  handleNodeShutdown?(nowMs: number, shuttingDown: boolean): void;
+  /** Whether the node is shutting down (its Ready condition says so). */
+  nodeShuttingDown?(): boolean;
+}
+
+/** shutdownGracePeriod, shutdownGracePeriodCriticalPods and shutdownGracePeriodByPodPriority, in seconds. */
+export interface NodeShutdownSettings {
+  gracePeriodSeconds: number;
+  criticalPodsSeconds: number;
+  byPodPriority: { priority: number; gracePeriodSeconds: number }[];
 }
 
 /** What the image collector asks of the core, in host numbers (WIT image-gc `plan`'s arguments). */
@@ -185,6 +200,7 @@ export class CoreAgent implements Core {
     } satisfies AgentConfig);
     const core = new CoreAgent(agent, lastTrap, bindings.imageGc);
     if (config.node) core.configureNode(config.node);
+    if (config.nodeShutdown) core.configureNodeShutdown(config.nodeShutdown);
     return core;
   }
 
@@ -290,6 +306,22 @@ export class CoreAgent implements Core {
   handleEventStream(nowMs: number, streaming: boolean): void {
     const now = checkU64("nowMs", nowMs);
     this.guard("handle-event-stream", () => this.agent.handleEventStream(now, streaming));
+  }
+
+  configureNodeShutdown(settings: NodeShutdownSettings): number {
+    const groups = settings.byPodPriority.map((g) => ({ priority: g.priority | 0, gracePeriodSeconds: BigInt(Math.trunc(g.gracePeriodSeconds)) }));
+    const grace = BigInt(Math.trunc(settings.gracePeriodSeconds));
+    const critical = BigInt(Math.trunc(settings.criticalPodsSeconds));
+    return Number(this.guard("configure-node-shutdown", () => this.agent.configureNodeShutdown(grace, critical, groups)));
+  }
+
+  handleNodeShutdown(nowMs: number, shuttingDown: boolean): void {
+    const now = checkU64("nowMs", nowMs);
+    this.guard("handle-node-shutdown", () => this.agent.handleNodeShutdown(now, shuttingDown));
+  }
+
+  nodeShuttingDown(): boolean {
+    return this.guard("node-shutting-down", () => this.agent.nodeShuttingDown());
   }
 
   restoreBackOffs(nowMs: number, entries: BackOffEntry[]): void {

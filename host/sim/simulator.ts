@@ -349,6 +349,9 @@ export class Simulator {
         this.trace?.sim(this.nowMs, "reclaim", { signal: kind.val });
         this.images?.reclaim();
         return;
+      case "shutdown-inhibit-lock":
+        this.trace?.sim(this.nowMs, "shutdown-lock", { hold: kind.val });
+        return;
       case "node-pressure-changed":
         this.pressure = kind.val;
         this.trace?.sim(this.nowMs, "pressure", { ...kind.val });
