@@ -139,6 +139,8 @@ test("planned-action round-trips every action-kind case", () => {
     { tag: "node-pressure-changed", val: { memory: true, disk: false, pid: true } },
     { tag: "node-pressure-changed", val: { memory: false, disk: true, pid: false } },
     { tag: "reclaim-node-resources", val: "imagefs.available" },
+    { tag: "shutdown-inhibit-lock", val: true },
+    { tag: "shutdown-inhibit-lock", val: false },
     ...handlers.map((handler, i) => ({
       tag: "run-probe",
       val: { containerId: `c${i}`, containerName: "n ☃", probeType: ["startup", "liveness", "readiness"][i % 3], handler, timeoutSeconds: i - 1 },
