@@ -147,6 +147,9 @@ export async function runSettings(argv: string[]) {
       "image-gc-period": { type: "string", default: "5m" },
       "pod-infra-container-image": { type: "string" },
       "logind-conf-dir": { type: "string", default: "/etc/systemd/logind.conf.d" },
+      "manifest-url": { type: "string" },
+      "manifest-url-header": { type: "string", multiple: true },
+      "http-check-frequency": { type: "string" },
     },
     strict: true,
   });
@@ -155,7 +158,9 @@ export async function runSettings(argv: string[]) {
   if (!["debug", "info", "warn", "error"].includes(level)) throw new Error(`--v: unknown level "${values.v}"`);
   const log = new StreamLogger(process.stderr, level);
   // Upstream's defaults, then --config, then the flags given: what the agent runs with and /configz shows.
-  const { config, warnings } = resolveConfig({ file: values.config, flags: values, hasKubeconfig: values.kubeconfig !== undefined });
+  // A repeated --manifest-url-header adds to the one before, as the kubelet's does.
+  const flags = { ...values, "manifest-url-header": values["manifest-url-header"]?.join(",") };
+  const { config, warnings } = resolveConfig({ file: values.config, flags, hasKubeconfig: values.kubeconfig !== undefined });
   const imageGcPeriod = parseGoDuration(values["image-gc-period"]!);
   if (typeof imageGcPeriod === "string" || imageGcPeriod <= 0n) throw new Error(`--image-gc-period: ${typeof imageGcPeriod === "string" ? imageGcPeriod : "must be greater than 0"}`);
   for (const warning of warnings) log.log("warn", "Configuration file: " + warning, { file: values.config });

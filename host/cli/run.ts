@@ -39,6 +39,8 @@ import { msOf, parseQuantityBytes } from "../config/kubelet-config.js";
 import { USAGE, wantsHelp } from "./usage.js";
 import { listenOrFail, runSettings } from "./run-settings.js";
 import { startNodeShutdown } from "../node-shutdown/start.js";
+import { StaticPodSets, UrlPodSource } from "../sources/url-pods.js";
+import { createHash } from "node:crypto";
 import type { NodeShutdownManager } from "../node-shutdown/shutdown-manager.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
@@ -246,16 +248,28 @@ export async function runCommand(argv: string[]): Promise<number> {
   });
   logManager.start();
   const healthz = healthzPort > 0 ? await listenOrFail(log, "healthz", `${config.healthzBindAddress}:${healthzPort}`, () => startHealthzServer(healthzPort, config.healthzBindAddress, syncLoopProblem)) : undefined;
+  // The static pods: the manifest directory's and, with --manifest-url, a web server's, as one set
+  // once both have spoken (a URL that cannot be read counts as spoken, with what it served last).
+  const staticPods = new StaticPodSets(config.staticPodURL ? ["file", "http"] : ["file"], (scan) => {
+    if (cluster) cluster.setStaticPods(scan);
+    else {
+      loop.setPods(scan);
+      loop.markSourcesReady();
+    }
+  });
+  const urlSource = config.staticPodURL
+    ? new UrlPodSource({
+        url: config.staticPodURL, headers: config.staticPodURLHeader ?? {}, nodeName, log,
+        periodMs: msOf(config.httpCheckFrequency),
+        cacheFile: path.join(rootDir, "manifest-url", `${createHash("sha256").update(config.staticPodURL).digest("hex").slice(0, 16)}.last`),
+        onScan: (scan) => staticPods.set("http", scan),
+      })
+    : undefined;
+  urlSource?.start();
   const source = new StaticPodSource(
     manifestDir,
     nodeName,
-    (scan) => {
-      if (cluster) cluster.setStaticPods(scan);
-      else {
-        loop.setPods(scan);
-        loop.markSourcesReady();
-      }
-    },
+    (scan) => staticPods.set("file", scan),
     undefined,
     (error, pods) =>
       error === undefined
@@ -270,6 +284,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       // Like the kubelet, stopping the agent leaves the pods running; a restart adopts them.
       log.log("info", "Shutting down; pods keep running", { signal });
       source.stop();
+      urlSource?.stop();
       certificates?.stop();
       servingCertificates?.stop();
       cluster?.stop();

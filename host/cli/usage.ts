@@ -47,6 +47,10 @@ Flags of run (a flag given wins over the same setting in --config):
                                      found by itself)
   --serialize-image-pulls[=false]    one pull at a time (default true)
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
+  --manifest-url URL                 static pods also from this web server: a Pod, several, or a
+                                     PodList, YAML or JSON; its last good answer is kept
+  --manifest-url-header NAME:VALUE,...  headers for it (repeatable)
+  --http-check-frequency DURATION    how often the URL is fetched (default 20s)
   --logind-conf-dir DIR              where a drop-in raises logind's InhibitDelayMaxSec for
                                      graceful shutdown (nanolet's own; default
                                      /etc/systemd/logind.conf.d)

@@ -32,7 +32,7 @@ export function mirrorPodObject(pod: SourcePod, nodeName: string, nodeUid: strin
       name: pod.spec.name,
       namespace: pod.spec.namespace,
       labels: metadata.labels,
-      annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SEEN_ANNOTATION]: seenIso, [SOURCE_ANNOTATION]: "file" },
+      annotations: { ...(metadata.annotations ?? {}), [MIRROR_ANNOTATION]: pod.spec.uid, [HASH_ANNOTATION]: pod.spec.uid, [SEEN_ANNOTATION]: seenIso, [SOURCE_ANNOTATION]: pod.source ?? "file" },
       ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: nodeUid, controller: true }],
     },
     spec: { ...spec, nodeName, tolerations: [...tolerations, TOLERATE_NO_EXECUTE] },

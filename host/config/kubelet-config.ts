@@ -13,10 +13,10 @@ export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
 
 /** How a field is written: in the file (YAML types) and in /configz. */
-type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods";
+type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods" | "header-map";
 
 /** How a flag's text is read into its field (lists and maps have a flag syntax of their own). */
-type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map";
+type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map" | "colon-multimap";
 
 interface FieldSpec {
   /** Dotted path in the file (`authentication.anonymous.enabled`). */
@@ -96,6 +96,9 @@ export const FIELDS: FieldSpec[] = [
   { path: "imageMaximumGCAge", kind: "duration", default: "0s" },
   { path: "imageGCHighThresholdPercent", kind: "int", default: 85, zeroIsUnset: true, flag: "image-gc-high-threshold" },
   { path: "imageGCLowThresholdPercent", kind: "int", default: 80, zeroIsUnset: true, flag: "image-gc-low-threshold" },
+  { path: "staticPodURL", kind: "string", flag: "manifest-url" },
+  { path: "staticPodURLHeader", kind: "header-map", flag: "manifest-url-header", flagSyntax: "colon-multimap" },
+  { path: "httpCheckFrequency", kind: "duration", default: "20s", zeroIsUnset: true, flag: "http-check-frequency" },
   { path: "shutdownGracePeriod", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodCriticalPods", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodByPodPriority", kind: "priority-periods" },
@@ -107,7 +110,7 @@ export const FIELDS: FieldSpec[] = [
  * beyond one warning each, so a file written for the kubelet still loads.
  */
 const UPSTREAM_ONLY_FIELDS = new Set([
-  "syncFrequency", "fileCheckFrequency", "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "tlsCipherSuites",
+  "syncFrequency", "fileCheckFrequency", "tlsCipherSuites",
   "tlsMinVersion", "registryPullQPS", "registryBurst",
   "eventRecordQPS", "eventBurst", "enableDebuggingHandlers",
   "enableContentionProfiling", "oomScoreAdj", "providerID", "streamingConnectionIdleTimeout",
@@ -251,6 +254,15 @@ function fromFile(spec: FieldSpec, value: unknown): unknown {
     case "list":
       if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw wrong("a list of strings");
       return [...value];
+    case "header-map": {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) throw wrong("a map of header names to lists of values");
+      const headers: Record<string, string[]> = {};
+      for (const [k, v] of Object.entries(value)) {
+        if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw new ConfigError(`invalid configuration: ${spec.path}.${printable(k, 64)}: expected a list of strings, got ${shown(v)}`);
+        headers[k] = [...v];
+      }
+      return headers;
+    }
     case "priority-periods": {
       const read = readPriorityPeriods(value);
       if (typeof read === "string") throw new ConfigError(`invalid configuration: ${spec.path}${read.startsWith("[") ? "" : ": "}${read}`);
@@ -280,6 +292,16 @@ function fromFlag(spec: FieldSpec, text: string | boolean): unknown {
         map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
       }
       return map;
+    }
+    case "colon-multimap": {
+      // The kubelet's --manifest-url-header: "a:hello,b:again", repeatable; a name given twice keeps both values in order.
+      const headers: Record<string, string[]> = {};
+      for (const pair of text.split(",").map((v) => v.trim()).filter((v) => v !== "")) {
+        const at = pair.indexOf(":");
+        if (at < 0) throw new ConfigError(`invalid argument "${text}" for "${flag}" flag: malformed pair, expect string:string`);
+        (headers[pair.slice(0, at)] ??= []).push(pair.slice(at + 1));
+      }
+      return headers;
     }
     case "value":
       break;

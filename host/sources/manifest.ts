@@ -221,6 +221,8 @@ export interface ManifestContext {
   source: string;
   /** Position of the document in its file (several documents per file are allowed). */
   documentIndex: number;
+  /** Served by a URL (`--manifest-url`): the uid is hashed from the manifest and the URL, as upstream's http source does. */
+  fromUrl?: boolean;
   /**
    * The manifest stands for an apiserver's pod (the simulator's apiserver source): what only such
    * a pod may have (ephemeral containers, references to the apiserver's objects) is allowed.
@@ -275,11 +277,13 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   r.done();
   const uid =
     explicitUid ||
-    createHash("md5")
-      .update(JSON.stringify(doc))
-      .update(`host:${ctx.nodeName}`)
-      .update(`file:${ctx.source}#${ctx.documentIndex}`)
-      .digest("hex");
+    (ctx.fromUrl
+      ? createHash("md5").update(JSON.stringify(doc)).update(`url:${ctx.source}#${ctx.documentIndex}`).digest("hex")
+      : createHash("md5")
+          .update(JSON.stringify(doc))
+          .update(`host:${ctx.nodeName}`)
+          .update(`file:${ctx.source}#${ctx.documentIndex}`)
+          .digest("hex"));
   return {
     uid,
     namespace,

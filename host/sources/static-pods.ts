@@ -10,6 +10,7 @@ import { readManifestBytes, resolveEntry } from "./manifest-files.js";
 import { decodeManifest } from "./manifest-text.js";
 import { noteAllocation } from "../common/memory-relief.js";
 import { parseManifestDocuments } from "./yaml-documents.js";
+import { MAX_DOCUMENTS_PER_FILE } from "./limits.js";
 
 export const STATIC_POD_RESCAN_MS = 20_000;
 /** Quiet time after a change in the manifest directory before it is scanned. */
@@ -22,6 +23,8 @@ export interface SourcePod {
   origin: string;
   /** The manifest as parsed: what a mirror pod is made from. */
   manifest?: Record<string, unknown>;
+  /** Where it came from (the pod's `kubernetes.io/config.source`): a file unless said. */
+  source?: "file" | "http";
 }
 
 export interface SourceProblem {
@@ -56,8 +59,11 @@ function isManifestName(name: string): boolean {
   return !name.startsWith(".") && /\.(ya?ml|json)$/i.test(name);
 }
 
-/** Turns one file's text into pods and problems; never throws, whatever the text. */
-export function manifestsFromBytes(bytes: Uint8Array, file: string, nodeName: string): ScanResult {
+/**
+ * Turns one file's text into pods and problems; never throws, whatever the text. `fromUrl`: the
+ * text a `--manifest-url` served, where a document may also be a PodList (its items are pods).
+ */
+export function manifestsFromBytes(bytes: Uint8Array, file: string, nodeName: string, fromUrl = false): ScanResult {
   const pods: SourcePod[] = [];
   const problems: SourceProblem[] = [];
   const decoded = decodeManifest(bytes);
@@ -72,18 +78,38 @@ export function manifestsFromBytes(bytes: Uint8Array, file: string, nodeName: st
     }
     const value = doc.value;
     if (value === null || value === undefined) continue; // an empty document, e.g. a trailing `---`
-    try {
-      pods.push({ spec: podFromManifest(value, { nodeName, source: file, documentIndex: doc.index }), origin, manifest: value as Record<string, unknown> });
-    } catch (error) {
-      if (error instanceof ManifestError) {
-        for (const p of error.problems) problems.push({ origin, field: p.field, message: p.detail });
-      } else {
-        // A bug of ours met by this input: it stays this file's problem, not the agent's.
-        problems.push({ origin, field: "", message: `could not be read: ${(error as Error)?.message ?? String(error)}` });
+    if (fromUrl && isPodList(value)) {
+      const items = (value as { items?: unknown }).items;
+      if (!Array.isArray(items) || items.length > MAX_DOCUMENTS_PER_FILE) {
+        problems.push({ origin, field: "items", message: Array.isArray(items) ? `more than ${MAX_DOCUMENTS_PER_FILE} pods in one list` : "a PodList needs a list of items" });
+        continue;
       }
+      items.forEach((item, i) => addPod(pods, problems, item, `${origin}#items[${i}]`, { nodeName, source: file, documentIndex: doc.index * MAX_DOCUMENTS_PER_FILE + i, fromUrl }));
+      continue;
     }
+    addPod(pods, problems, value, origin, { nodeName, source: file, documentIndex: doc.index, fromUrl });
   }
   return { pods, problems };
+}
+
+/** Whether a document is a PodList (or a v1 List), which a URL may serve instead of a Pod. */
+function isPodList(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const kind = (value as { kind?: unknown }).kind;
+  return kind === "PodList" || kind === "List";
+}
+
+function addPod(pods: SourcePod[], problems: SourceProblem[], value: unknown, origin: string, ctx: { nodeName: string; source: string; documentIndex: number; fromUrl: boolean }): void {
+  try {
+    pods.push({ spec: podFromManifest(value, ctx), origin, manifest: value as Record<string, unknown>, ...(ctx.fromUrl ? { source: "http" as const } : {}) });
+  } catch (error) {
+    if (error instanceof ManifestError) {
+      for (const p of error.problems) problems.push({ origin, field: p.field, message: p.detail });
+    } else {
+      // A bug of ours met by this input: it stays this file's problem, not the agent's.
+      problems.push({ origin, field: "", message: `could not be read: ${(error as Error)?.message ?? String(error)}` });
+    }
+  }
 }
 
 export function scanManifestFile(file: string, nodeName: string): ScanResult {
