@@ -17,6 +17,7 @@ import { readResolvConf, type PodRuntimeSettings } from "../pod-runtime/runtime-
 import { checkAllowedUnsafeSysctls } from "../pod-runtime/ports-and-sysctls.js";
 import { msOf, resolveConfig, thresholdText } from "../config/kubelet-config.js";
 import { nodeShutdownSettings } from "../config/node-fields.js";
+import { nodeResources, type ReservationSettings } from "../node/allocatable.js";
 
 export function parseDurationMs(text: string, flag: string): number {
   const m = /^(\d+)(ms|s|m)$/.exec(text.trim());
@@ -150,6 +151,12 @@ export async function runSettings(argv: string[]) {
       "manifest-url": { type: "string" },
       "manifest-url-header": { type: "string", multiple: true },
       "http-check-frequency": { type: "string" },
+      "system-reserved": { type: "string" },
+      "kube-reserved": { type: "string" },
+      "reserved-cpus": { type: "string" },
+      "enforce-node-allocatable": { type: "string" },
+      "system-reserved-cgroup": { type: "string" },
+      "kube-reserved-cgroup": { type: "string" },
     },
     strict: true,
   });
@@ -188,7 +195,13 @@ export async function runSettings(argv: string[]) {
   const relistPeriodMs = parseDurationMs(values["relist-period"]!, "--relist-period");
   const machine = readMachineInfo(rootDir);
   const evictionIntervalMs = parseDurationMs(values["eviction-monitoring-interval"]!, "--eviction-monitoring-interval");
-  const node = nodeSettings(machine, {
+  // Allocatable as upstream computes it: capacity less the reservations and hard eviction thresholds.
+  const reservations: ReservationSettings = {
+    systemReserved: config.systemReserved ?? {}, kubeReserved: config.kubeReserved ?? {},
+    reservedSystemCPUs: config.reservedSystemCPUs ?? "", evictionHard: config.evictionHard, maxPods,
+  };
+  const resources = nodeResources(machine, reservations);
+  const node = nodeSettings(machine, resources, {
     evictionHard: thresholdText(config.evictionHard, "<"),
     evictionSoft: thresholdText(config.evictionSoft, "<"),
     evictionSoftGracePeriod: thresholdText(config.evictionSoftGracePeriod, "="),
@@ -223,7 +236,7 @@ export async function runSettings(argv: string[]) {
   return {
     values, log, config, nodeName, maxPods, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
     podLogsDir, manifestDir, relistPeriodMs, machine, evictionIntervalMs, node, cgroupRoot, allowedUnsafeSysctls, nodeIp,
-    podRuntime, access, bootstrap, servingFiles, coreConfig,
+    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources,
   };
 }
 

@@ -52,9 +52,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const {
-    values, log, config, nodeName, maxPods, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
+    values, log, config, nodeName, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
     podLogsDir, manifestDir, machine, evictionIntervalMs, node, cgroupRoot, allowedUnsafeSysctls, nodeIp,
-    podRuntime, access, bootstrap, servingFiles, coreConfig,
+    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources,
   } = await runSettings(argv);
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
@@ -150,7 +150,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     podLogsDir,
     core: coreConfig,
     cgroupRoot,
-    cgroups: new CgroupManager(cgroupRoot),
+    // Node allocatable enforced on the pods' cgroup (enforceNodeAllocatable: pods, the default).
+    cgroups: new CgroupManager(cgroupRoot, (config.enforceNodeAllocatable as string[]).includes("pods") ? { memoryBytes: resources.podsMemoryLimitBytes, cpuMilli: resources.podsCpuMilli } : undefined),
     stats: new StatsCollector({
       cgroupRoot,
       nodefsPath: rootDir,
@@ -199,8 +200,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (client && access) {
     cluster = new ClusterAgent({
       client, nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
-      evictionMemoryBytes: node.memoryCapacityBytes - node.allocatableMemoryBytes,
-      maxPods,
+      reservations,
       kubeletPort: apiPort,
       nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
       nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),

@@ -46,6 +46,10 @@ Flags of run (a flag given wins over the same setting in --config):
   --pod-infra-container-image IMAGE  never removed by image GC (the runtime's sandbox image is
                                      found by itself)
   --serialize-image-pulls[=false]    one pull at a time (default true)
+  --system-reserved RES=QTY,...      kept for the OS (cpu=500m,memory=1Gi,...): out of allocatable
+  --kube-reserved RES=QTY,...        kept for the node agent and runtime: out of allocatable
+  --reserved-cpus CPUSET             CPUs kept for the system (replaces both reservations' cpu)
+  --enforce-node-allocatable LIST    pods (default): kubepods is limited to capacity less reservations
   --cgroup-root DIR                  cgroup file system (default /sys/fs/cgroup)
   --manifest-url URL                 static pods also from this web server: a Pod, several, or a
                                      PodList, YAML or JSON; its last good answer is kept

@@ -17,6 +17,7 @@ import { MirrorPods, isMirrorPod, MIRROR_ANNOTATION } from "./mirror-pods.js";
 import type { NodeHealth } from "./node-object.js";
 import { NodeLease } from "./node-lease.js";
 import { NodeReporter } from "./node-reporter.js";
+import type { ReservationSettings } from "../node/allocatable.js";
 import { PodReflector, Reflector, type PodObject } from "./pod-reflector.js";
 import type { PodCheckpoints } from "./pod-checkpoints.js";
 import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
@@ -60,10 +61,8 @@ export interface ClusterAgentOptions {
   rootDir: string;
   /** Overrides the node's InternalIP (kubelet --node-ip). */
   nodeIp?: string;
-  /** Memory the hard memory.available threshold keeps aside (allocatable); upstream's 100Mi if unset. */
-  evictionMemoryBytes?: number;
-  /** `--max-pods`, for the Node's pods capacity. */
-  maxPods?: number;
+  /** What the Node's allocatable keeps aside (reservations, hard eviction thresholds, --max-pods). */
+  reservations?: ReservationSettings;
   /** `--port`: the kubelet API the Node advertises (10250). */
   kubeletPort?: number;
   /** nodeStatusUpdateFrequency / nodeStatusReportFrequency (defaults 10 s / 5 min). */
@@ -399,8 +398,7 @@ export class ClusterAgent {
       plegThresholdMs: this.options.loop.plegThresholdMs,
       pressure: this.options.loop.pressure,
       shuttingDown: this.options.loop.shuttingDown,
-      evictionMemoryBytes: this.options.evictionMemoryBytes,
-      maxPods: this.options.maxPods,
+      reservations: this.options.reservations,
       kubeletPort: this.options.kubeletPort,
     };
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());

@@ -4,13 +4,11 @@
 import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
 import { PLEG_UNHEALTHY_AFTER_MS } from "../common/pleg-policy.js";
+import { nodeResources, type ReservationSettings } from "../node/allocatable.js";
 
 /** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.2. */
 export const KUBELET_VERSION = "v1.36.2+nanolet";
 export const MAX_PODS = 110;
-/** Upstream's hard eviction defaults, which allocatable keeps aside. */
-export const EVICTION_MEMORY_BYTES = 100 * 1024 * 1024;
-const EVICTION_NODEFS_FRACTION = 0.1;
 
 export interface NodeHealth {
   /** CRI Status answered with RuntimeReady; undefined when the runtime did not answer. */
@@ -29,10 +27,8 @@ export interface NodeHealth {
   shuttingDown?: boolean;
   /** The eviction manager's pressure conditions (all false when unknown). */
   pressure?: { memory: boolean; disk: boolean; pid: boolean };
-  /** Memory kept aside by the hard memory.available threshold, bytes (allocatable = capacity - it). */
-  evictionMemoryBytes?: number;
-  /** `--max-pods`: the Node's pods capacity (default 110). */
-  maxPods?: number;
+  /** What allocatable keeps aside: reservations, hard eviction thresholds, `--max-pods`; upstream's defaults if unset. */
+  reservations?: ReservationSettings;
   /** The runtime's images (CRI ListImages), for status.images; undefined before the first list. */
   images?: ImageInfo[];
 }
@@ -59,34 +55,14 @@ export interface NodeCondition {
   lastTransitionTime?: string;
 }
 
-const kib = (bytes: number) => `${Math.floor(bytes / 1024)}Ki`;
-
-/** A byte count as the kubelet writes huge page quantities: `0`, or in the largest exact binary unit. */
-function binaryQuantity(bytes: number): string {
-  if (bytes === 0) return "0";
-  for (const [unit, size] of [["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]] as const) if (bytes % size === 0) return `${bytes / size}${unit}`;
-  return String(bytes);
-}
-
-function hugepages(machine: MachineInfo): Record<string, string> {
-  return Object.fromEntries((machine.hugepages ?? []).map((p) => [p.resource, binaryQuantity(p.bytes)]));
-}
-
-export function capacity(machine: MachineInfo, maxPods = MAX_PODS): Record<string, string> {
-  return { cpu: String(machine.cpuCount), "ephemeral-storage": kib(machine.ephemeralStorageBytes), ...hugepages(machine), memory: kib(machine.memoryBytes), pods: String(maxPods) };
-}
-
-export function allocatable(machine: MachineInfo, evictionMemoryBytes = EVICTION_MEMORY_BYTES, maxPods = MAX_PODS): Record<string, string> {
-  // Memory held in huge page pools is not allocatable as ordinary memory, as upstream.
-  const hugepageBytes = (machine.hugepages ?? []).reduce((sum, p) => sum + p.bytes, 0);
-  return {
-    cpu: String(machine.cpuCount),
-    "ephemeral-storage": String(Math.floor(machine.ephemeralStorageBytes * (1 - EVICTION_NODEFS_FRACTION))),
-    ...hugepages(machine),
-    memory: kib(Math.max(0, machine.memoryBytes - evictionMemoryBytes - hugepageBytes)),
-    pods: String(maxPods),
-  };
-}
+/** The hard eviction thresholds upstream keeps aside when none are configured. */
+const DEFAULT_RESERVATIONS: ReservationSettings = {
+  systemReserved: {},
+  kubeReserved: {},
+  reservedSystemCPUs: "",
+  evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" },
+  maxPods: MAX_PODS,
+};
 
 function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -158,8 +134,7 @@ export function genericVersion(version: string): string {
 /** The Node's status without times: what is compared to decide whether to report. */
 export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
   return {
-    capacity: capacity(machine, health.maxPods),
-    allocatable: allocatable(machine, health.evictionMemoryBytes, health.maxPods),
+    ...capacityAndAllocatable(machine, health.reservations ?? DEFAULT_RESERVATIONS),
     conditions: nodeConditions(health, nowMs),
     addresses: [
       { type: "InternalIP", address: machine.internalIp },
@@ -206,4 +181,9 @@ export function nodeObject(nodeName: string, machine: MachineInfo, status: Recor
     spec: {},
     status,
   };
+}
+
+function capacityAndAllocatable(machine: MachineInfo, reservations: ReservationSettings): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const { capacity, allocatable } = nodeResources(machine, reservations);
+  return { capacity, allocatable };
 }

@@ -7,7 +7,7 @@ import { parseDocument } from "yaml";
 import { durationMs, formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
-import { readPriorityPeriods, validateNodeShutdown } from "./node-fields.js";
+import { readPriorityPeriods, validateNodeShutdown, validateReservations } from "./node-fields.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
@@ -99,6 +99,12 @@ export const FIELDS: FieldSpec[] = [
   { path: "staticPodURL", kind: "string", flag: "manifest-url" },
   { path: "staticPodURLHeader", kind: "header-map", flag: "manifest-url-header", flagSyntax: "colon-multimap" },
   { path: "httpCheckFrequency", kind: "duration", default: "20s", zeroIsUnset: true, flag: "http-check-frequency" },
+  { path: "systemReserved", kind: "map", flag: "system-reserved", flagSyntax: "equals-map" },
+  { path: "kubeReserved", kind: "map", flag: "kube-reserved", flagSyntax: "equals-map" },
+  { path: "reservedSystemCPUs", kind: "string", flag: "reserved-cpus" },
+  { path: "enforceNodeAllocatable", kind: "list", default: ["pods"], flag: "enforce-node-allocatable", flagSyntax: "comma-list" },
+  { path: "systemReservedCgroup", kind: "string", flag: "system-reserved-cgroup" },
+  { path: "kubeReservedCgroup", kind: "string", flag: "kube-reserved-cgroup" },
   { path: "shutdownGracePeriod", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodCriticalPods", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodByPodPriority", kind: "priority-periods" },
@@ -122,8 +128,8 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles", "contentType", "kubeAPIQPS", "kubeAPIBurst",
   "enableControllerAttachDetach", "protectKernelDefaults",
   "makeIPTablesUtilChains", "iptablesMasqueradeBit", "iptablesDropBit", "featureGates", "failSwapOn",
-  "memorySwap", "containerLogMaxWorkers", "systemReserved", "kubeReserved", "reservedSystemCPUs",
-  "showHiddenMetricsForVersion", "systemReservedCgroup", "kubeReservedCgroup", "enforceNodeAllocatable",
+  "memorySwap", "containerLogMaxWorkers",
+  "showHiddenMetricsForVersion",
   "volumePluginDir", "kernelMemcgNotification", "logging", "enableSystemLogHandler", "enableSystemLogQuery",
   "reservedMemory",
   "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
@@ -401,6 +407,7 @@ export function validateConfig(c: KubeletConfiguration): string[] {
     bad(`configMapAndSecretChangeDetectionStrategy (--config-map-and-secret-change-detection-strategy) "${c.configMapAndSecretChangeDetectionStrategy}" must be one of "Watch", "Cache" or "Get"`);
   }
   validateNodeShutdown(c, bad);
+  validateReservations(c, bad);
   for (const field of ["evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim"]) {
     for (const [signal, value] of Object.entries(c[field] as Record<string, string>)) {
       // The core reads these as the flags' text: a separator inside would change what they say.

@@ -1,6 +1,8 @@
-// The KubeletConfiguration fields of the node's own life: graceful shutdown (and, with them,
-// upstream's checks on them). Kept apart from kubelet-config.ts, which reads every field.
+// The KubeletConfiguration fields of the node's own life: graceful shutdown and the resources
+// kept for the system (and, with them, upstream's checks on them). Kept apart from
+// kubelet-config.ts, which reads every field.
 import { parseGoDuration } from "./go-duration.js";
+import { cpusetSize, reservationProblems } from "../node/allocatable.js";
 import type { KubeletConfiguration } from "./kubelet-config.js";
 
 /** One shutdownGracePeriodByPodPriority entry as the file writes it. */
@@ -56,4 +58,25 @@ export function nodeShutdownSettings(c: KubeletConfiguration): { gracePeriodSeco
     criticalPodsSeconds: Number(nsOf(c.shutdownGracePeriodCriticalPods) / 1_000_000_000n),
     byPodPriority: ((c.shutdownGracePeriodByPodPriority ?? []) as ShutdownGracePeriodByPodPriority[]).map((g) => ({ priority: g.priority, gracePeriodSeconds: g.shutdownGracePeriodSeconds })),
   };
+}
+
+/** enforceNodeAllocatable's keys (upstream's). */
+const ENFORCEMENT_KEYS = ["pods", "system-reserved", "kube-reserved", "none"];
+
+/** Upstream's checks of the reservations and their enforcement. */
+export function validateReservations(c: KubeletConfiguration, bad: (text: string) => void): void {
+  const enforce = (c.enforceNodeAllocatable ?? []) as string[];
+  for (const key of enforce) {
+    if (key === "system-reserved" && !c.systemReservedCgroup) bad(`systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" contained in enforceNodeAllocatable (--enforce-node-allocatable)`);
+    else if (key === "kube-reserved" && !c.kubeReservedCgroup) bad(`kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved" contained in enforceNodeAllocatable (--enforce-node-allocatable)`);
+    else if (key === "none" && enforce.length > 1) bad(`enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements when "none" is specified`);
+    else if (!ENFORCEMENT_KEYS.includes(key)) bad(`option ${JSON.stringify(key.slice(0, 64))} specified for enforceNodeAllocatable (--enforce-node-allocatable). Valid options are "pods", "system-reserved", "kube-reserved", or "none"`);
+  }
+  if (c.reservedSystemCPUs) {
+    if (c.systemReservedCgroup || c.kubeReservedCgroup) bad("can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)");
+    const size = cpusetSize(c.reservedSystemCPUs);
+    if (typeof size === "string") bad(`unable to parse reservedSystemCPUs (--reserved-cpus) ${c.reservedSystemCPUs}, error: ${size}`);
+  }
+  for (const text of reservationProblems("systemReserved", "--system-reserved", c.systemReserved ?? {})) bad(text);
+  for (const text of reservationProblems("kubeReserved", "--kube-reserved", c.kubeReserved ?? {})) bad(text);
 }

@@ -37,16 +37,40 @@ function write(file: string, value: string): void {
 export class CgroupManager {
   readonly version: CgroupVersion;
 
-  constructor(readonly root = "/sys/fs/cgroup") {
+  private podsLimitsWritten = false;
+
+  /**
+   * `podsLimits`: what `kubepods` may use when enforceNodeAllocatable has `pods` (capacity less
+   * systemReserved and kubeReserved); none: no limit written.
+   */
+  constructor(readonly root = "/sys/fs/cgroup", private podsLimits?: { memoryBytes: number; cpuMilli: number }) {
     this.version = cgroupVersion(root);
   }
 
   /** Creates `kubepods` and its two QoS children (idempotent); BestEffort gets 2 shares. */
   ensureQosTree(): void {
     for (const qos of ["/kubepods", "/kubepods/burstable", "/kubepods/besteffort"]) this.ensure(qos);
+    if (this.podsLimits && !this.podsLimitsWritten) this.writePodsLimits(this.podsLimits);
     const besteffort = cgroupDirs("/kubepods/besteffort", this.root, this.version);
     if (this.version === 1) write(path.join(besteffort.get("cpu")!, "cpu.shares"), String(BESTEFFORT_SHARES));
     else write(path.join(besteffort.get("unified")!, "cpu.weight"), "1");
+  }
+
+  /** Node allocatable on `kubepods`, as upstream's enforcement of `pods`: a memory limit and cpu shares, no quota. */
+  private writePodsLimits(limits: { memoryBytes: number; cpuMilli: number }): void {
+    const dirs = cgroupDirs("/kubepods", this.root, this.version);
+    // MilliCPUToShares: 1024 per CPU, at least 2.
+    const shares = Math.max(2, Math.floor((limits.cpuMilli * 1024) / 1000));
+    if (this.version === 1) {
+      write(path.join(dirs.get("memory")!, "memory.limit_in_bytes"), String(limits.memoryBytes));
+      write(path.join(dirs.get("cpu")!, "cpu.shares"), String(shares));
+    } else {
+      const dir = dirs.get("unified")!;
+      write(path.join(dir, "memory.max"), String(limits.memoryBytes));
+      // The shares-to-weight conversion the runtimes use for cgroup v2.
+      write(path.join(dir, "cpu.weight"), String(1 + Math.floor(((shares - 2) * 9999) / 262142)));
+    }
+    this.podsLimitsWritten = true;
   }
 
   /** Makes the cgroup directories of `cgroupPath` (and parents), controllers enabled on v2. */

@@ -22,12 +22,12 @@ export function hardMemoryThresholdBytes(evictionHard: string, memoryCapacityByt
 /** The kubelet's eviction flags, as NodeSettings carries them. */
 export type EvictionFlags = Omit<NodeSettings, "memoryCapacityBytes" | "allocatableMemoryBytes" | "allocatableCpuMilli">;
 
-/** The node's settings: capacity from the machine, allocatable less the hard memory threshold. */
-export function nodeSettings(machine: Pick<MachineInfo, "memoryBytes" | "cpuCount">, flags: EvictionFlags): NodeSettings {
+/** The node's settings: capacity from the machine, allocatable as the container manager computed it. */
+export function nodeSettings(machine: Pick<MachineInfo, "memoryBytes">, allocatable: { allocatableMemoryBytes: number; allocatableCpuMilli: number }, flags: EvictionFlags): NodeSettings {
   return {
     memoryCapacityBytes: machine.memoryBytes,
-    allocatableMemoryBytes: Math.max(0, machine.memoryBytes - hardMemoryThresholdBytes(flags.evictionHard, machine.memoryBytes)),
-    allocatableCpuMilli: machine.cpuCount * 1000,
+    allocatableMemoryBytes: allocatable.allocatableMemoryBytes,
+    allocatableCpuMilli: allocatable.allocatableCpuMilli,
     ...flags,
   };
 }

@@ -9,6 +9,8 @@ import path from "node:path";
 import { CgroupManager } from "../../dist/node/cgroup-manager.js";
 import { StatsCollector, readMeminfo } from "../../dist/node/stats.js";
 import { hardMemoryThresholdBytes, nodeSettings } from "../../dist/node/eviction-flags.js";
+import { nodeResources } from "../../dist/node/allocatable.js";
+import { resolveConfig } from "../../dist/config/kubelet-config.js";
 import { nodeConditions } from "../../dist/cluster/node-object.js";
 import { podFromApiObject, podFromManifest } from "../../dist/sources/manifest.js";
 
@@ -101,7 +103,9 @@ test("eviction flags: the hard memory threshold kept aside from allocatable", ()
   assert.equal(hardMemoryThresholdBytes("nodefs.available<10%, memory.available<5%", 1000 * MI), 50 * MI);
   assert.equal(hardMemoryThresholdBytes("memory.available<1G", 0), 1e9);
   assert.equal(hardMemoryThresholdBytes("nodefs.available<10%", 0), 0);
-  const s = nodeSettings({ memoryBytes: 1024 * MI, cpuCount: 2 }, {
+  const machine = { memoryBytes: 1024 * MI, cpuCount: 2, ephemeralStorageBytes: 0, hugepages: [] };
+  const resources = nodeResources(machine, { systemReserved: {}, kubeReserved: {}, reservedSystemCPUs: "", evictionHard: { "memory.available": "200Mi" }, maxPods: 110 });
+  const s = nodeSettings(machine, resources, {
     evictionHard: "memory.available<200Mi", evictionSoft: "", evictionSoftGracePeriod: "", evictionMinimumReclaim: "",
     evictionPressureTransitionPeriodMs: 300_000, evictionMaxPodGracePeriodSeconds: 0, evictionIntervalMs: 10_000,
   });
@@ -140,4 +144,63 @@ test("Node conditions carry the core's pressure with upstream's reasons", () => 
   assert.deepEqual([memory.status, memory.reason], ["True", "KubeletHasInsufficientMemory"]);
   assert.deepEqual([disk.status, disk.reason], ["False", "KubeletHasNoDiskPressure"]);
   assert.deepEqual([pid.status, pid.reason], ["True", "KubeletHasInsufficientPID"]);
+});
+
+test("allocatable is capacity less systemReserved, kubeReserved and the hard eviction thresholds, in the apiserver's canonical quantities", () => {
+  const GI = 1024 * MI;
+  // 4030036Ki of memory, 4 CPUs, a 100 GiB root filesystem, one 2Mi huge page pool of 4 pages.
+  const machine = { memoryBytes: 4030036 * 1024, cpuCount: 4, ephemeralStorageBytes: 100 * GI, hugepages: [{ resource: "hugepages-2Mi", bytes: 8 * MI }] };
+  const r = nodeResources(machine, {
+    systemReserved: { memory: "1Gi", cpu: "500m" }, kubeReserved: { memory: "256Mi", "ephemeral-storage": "1Gi" },
+    reservedSystemCPUs: "", evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" }, maxPods: 110,
+  });
+  assert.deepEqual(r.capacity, { cpu: "4", "ephemeral-storage": "100Gi", "hugepages-2Mi": "8Mi", memory: "4030036Ki", pods: "110" });
+  // memory: 4030036Ki - 1Gi - 256Mi - 100Mi - 8Mi (the huge pages) = 2608724Ki
+  // ephemeral-storage: 100Gi - 1Gi - int64(100Gi * float32(0.1)): upstream's percentage is a
+  // float32, so 160 bytes more than a tenth go, and the rest is no whole Ki.
+  assert.deepEqual(r.allocatable, { cpu: "3500m", "ephemeral-storage": String(100 * GI - GI - 10737418400), "hugepages-2Mi": "8Mi", memory: "2608724Ki", pods: "110" });
+  assert.equal(r.allocatableCpuMilli, 3500);
+  assert.equal(r.allocatableMemoryBytes, 2608724 * 1024);
+  // A percentage that leaves no whole Ki is written in bytes.
+  const odd = nodeResources({ ...machine, ephemeralStorageBytes: 1000 * MI + 4096 }, { systemReserved: {}, kubeReserved: {}, reservedSystemCPUs: "", evictionHard: { "nodefs.available": "7%" }, maxPods: 110 });
+  assert.equal(odd.allocatable["ephemeral-storage"], String(1000 * MI + 4096 - Math.floor((1000 * MI + 4096) * Math.fround(Math.fround(7) / 100))));
+  // kubepods: capacity less the reservations only.
+  assert.equal(r.podsMemoryLimitBytes, 4030036 * 1024 - GI - 256 * MI);
+  assert.equal(r.podsCpuMilli, 3500);
+  // --reserved-cpus replaces both reservations' cpu by its count of CPUs.
+  const cpus = nodeResources(machine, { systemReserved: { cpu: "500m" }, kubeReserved: { cpu: "1" }, reservedSystemCPUs: "0-1", evictionHard: {}, maxPods: 110 });
+  assert.equal(cpus.allocatable.cpu, "2");
+  // Never below zero; a whole Mi is written as Mi.
+  const small = nodeResources({ memoryBytes: 512 * MI, cpuCount: 1, ephemeralStorageBytes: 0, hugepages: [] }, { systemReserved: { memory: "1Gi", cpu: "2" }, kubeReserved: {}, reservedSystemCPUs: "", evictionHard: {}, maxPods: 110 });
+  assert.equal(small.allocatable.memory, "0");
+  assert.equal(small.allocatable.cpu, "0");
+  assert.equal(small.capacity.memory, "512Mi");
+});
+
+test("the reservation settings are checked as upstream checks them", () => {
+  const dir = tmp();
+  const check = (body) => {
+    const f = path.join(dir, `c${Math.random()}.yaml`);
+    fs.writeFileSync(f, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${body}`);
+    return () => resolveConfig({ file: f, flags: {}, hasKubeconfig: false });
+  };
+  assert.throws(check("systemReserved: {gpu: '1'}\n"), /systemReserved \(--system-reserved\): cannot reserve "gpu" resource/);
+  assert.throws(check("kubeReserved: {memory: '-1Gi'}\n"), /resource quantity for "memory" cannot be negative: -1Gi/);
+  assert.throws(check("enforceNodeAllocatable: [pods, system-reserved]\n"), /systemReservedCgroup \(--system-reserved-cgroup\) must be specified when "system-reserved" contained in enforceNodeAllocatable/);
+  assert.throws(check("enforceNodeAllocatable: [none, pods]\n"), /may not contain additional enforcements when "none" is specified/);
+  assert.throws(check("reservedSystemCPUs: '0-1'\nkubeReservedCgroup: /kube\n"), /can't use reservedSystemCPUs \(--reserved-cpus\) with systemReservedCgroup/);
+  assert.throws(check("reservedSystemCPUs: 'a-b'\n"), /unable to parse reservedSystemCPUs \(--reserved-cpus\) a-b/);
+  const flags = resolveConfig({ flags: { "system-reserved": "cpu=250m,memory=512Mi" }, hasKubeconfig: false }).config;
+  assert.deepEqual(flags.systemReserved, { cpu: "250m", memory: "512Mi" });
+  assert.deepEqual(flags.enforceNodeAllocatable, ["pods"]);
+});
+
+test("enforcing pods limits the kubepods cgroup to capacity less the reservations", () => {
+  const root = tmp();
+  put(path.join(root, "cgroup.controllers"), "cpu memory pids");
+  const manager = new CgroupManager(root, { memoryBytes: 3 * 1024 * MI, cpuMilli: 3500 });
+  manager.ensureQosTree();
+  assert.equal(read(root, "kubepods", "memory.max"), String(3 * 1024 * MI));
+  // 3500m: 3584 shares, weight 1 + (3582 * 9999) / 262142.
+  assert.equal(read(root, "kubepods", "cpu.weight"), String(1 + Math.floor((3582 * 9999) / 262142)));
 });
