@@ -5,7 +5,7 @@ import { WorkerContext } from "./context";
 import { ContainerState, EventType, PodRejection, PodSpec, SandboxObservation } from "./model";
 import { MINIMUM_GRACE_PERIOD_SECONDS, PodFailure, PodRecord } from "./pod-record";
 import { AdmitResult, admitUnderPressure } from "./eviction-admission";
-import { isCriticalPod } from "./resources";
+import { isCriticalPod, podRequestBytes, podRequestMilli } from "./resources";
 import { acceptAllocation } from "./resize";
 import { RankTable } from "./rank-table";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
@@ -121,6 +121,7 @@ export class PodManager {
     if (rec.sandboxes.length > 0 || rec.containers.length > 0) return;
     if (spec.beingDeleted || spec.hasReportedTerminalPhase) return;
     let result = this.admitPodCount(rec);
+    if (result.admit) result = this.admitResources(rec, spec);
     if (result.admit) result = admitUnderPressure(pressureConditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
     // Upstream's node shutdown admission: every new pod, critical or not, while the node shuts down.
     if (result.admit && shuttingDown) result = new AdmitResult(false, NODE_SHUTDOWN_NOT_ADMITTED_REASON, NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE);
@@ -146,6 +147,33 @@ export class PodManager {
     if (used < maxPods) return new AdmitResult();
     return new AdmitResult(false, "OutOfpods",
       "Node didn't have enough resource: pods, requested: 1, used: " + used.toString() + ", capacity: " + maxPods.toString());
+  }
+
+  /// Upstream's resource fit (GeneralPredicates): the pod's requests (init containers and sidecars
+  /// counted as upstream's PodRequests) must fit in allocatable less what the active pods request,
+  /// cpu then memory; the first that does not fit is the reason (`OutOfcpu`, `OutOfmemory`).
+  /// Critical pods are not held to it here (upstream makes room for them by preemption instead,
+  /// which nanolet does not do). Unknown allocatable (0) checks nothing.
+  private admitResources(rec: PodRecord, spec: PodSpec): AdmitResult {
+    if (isCriticalPod(spec)) return new AdmitResult();
+    const cpuCapacity = this.ctx.allocatableCpuMilli;
+    const memoryCapacity = this.ctx.allocatableMemoryBytes;
+    const cpu = podRequestMilli(spec, "cpu");
+    const memory = podRequestBytes(spec, "memory");
+    if (cpu == 0 && memory == 0) return new AdmitResult();
+    let usedCpu: i64 = 0;
+    let usedMemory: i64 = 0;
+    const pods = this.list;
+    for (let i = 0; i < pods.length; i++) {
+      const other = pods[i];
+      const otherSpec = other.spec;
+      if (other === rec || otherSpec === null || other.terminal || other.needsAdmission) continue;
+      usedCpu += podRequestMilli(otherSpec, "cpu");
+      usedMemory += podRequestBytes(otherSpec, "memory");
+    }
+    if (cpuCapacity > 0 && cpu > cpuCapacity - usedCpu) return insufficient("cpu", cpu, usedCpu, cpuCapacity);
+    if (memoryCapacity > 0 && memory > memoryCapacity - usedMemory) return insufficient("memory", memory, usedMemory, memoryCapacity);
+    return new AdmitResult();
   }
 
   /// A deletion whose grace period was shortened (deleted again with a shorter one) while its
@@ -195,4 +223,10 @@ export class PodManager {
     list[at] = list[list.length - 1]; // order does not matter: due pods are sorted by uid
     list.pop();
   }
+}
+
+/// Upstream's InsufficientResourceError as the kubelet's admission words it.
+function insufficient(resource: string, requested: i64, used: i64, capacity: i64): AdmitResult {
+  return new AdmitResult(false, "OutOf" + resource,
+    "Node didn't have enough resource: " + resource + ", requested: " + requested.toString() + ", used: " + used.toString() + ", capacity: " + capacity.toString());
 }

@@ -380,3 +380,38 @@ describe("node resources: in-place resize", () => {
     expect(node.containerResources.get(node.newest("i-c")!.id).memoryLimitBytes).toBe(64 * MI);
   });
 });
+
+describe("admission: resources against allocatable", () => {
+  it("refuses a pod whose requests do not fit what the admitted pods leave, cpu first, with upstream's words", () => {
+    // Allocatable: 2000m and 4Gi-100Mi (nodeConfig).
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [withResources("a", "app", ["cpu", "1500m", "memory", "1Gi"], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.phase("a")).toBe(PodPhase.Running);
+    node.agent.handlePods(node.nowMs, [
+      withResources("a", "app", ["cpu", "1500m", "memory", "1Gi"], []),
+      withResources("b", "app", ["cpu", "600m"], []),
+      withResources("c", "app", ["memory", "3Gi"], []),
+      withResources("d", "app", ["cpu", "500m", "memory", "2Gi"], []),
+    ]);
+    node.runUntil(node.nowMs + 2 * S);
+    const b = node.statuses.get("b");
+    expect(b.phase).toBe(PodPhase.Failed);
+    expect(b.reason).toBe("OutOfcpu");
+    expect(b.message).toBe("Pod was rejected: Node didn't have enough resource: cpu, requested: 600, used: 1500, capacity: 2000");
+    const c = node.statuses.get("c");
+    expect(c.reason).toBe("OutOfmemory");
+    expect(c.message).toBe("Pod was rejected: Node didn't have enough resource: memory, requested: " + (3 * GI).toString() + ", used: " + GI.toString() + ", capacity: " + (4 * GI - 100 * MI).toString());
+    // What fits exactly is admitted.
+    expect(node.phase("d")).toBe(PodPhase.Running);
+  });
+
+  it("does not hold a critical pod to it", () => {
+    const node = newNode("");
+    const big = withResources("s", "app", ["cpu", "5"], []);
+    big.staticPod = true;
+    node.agent.handlePods(node.nowMs, [big]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.phase("s")).toBe(PodPhase.Running);
+  });
+});
