@@ -140,7 +140,24 @@ plugin_dir = "${dir}/plugins"
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
   BinaryName = "/usr/sbin/runc"
   SystemdCgroup = false
+
+# A second handler for RuntimeClass tests: runc again, through a wrapper that notes each call.
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${ALT_HANDLER}]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.${ALT_HANDLER}.options]
+  BinaryName = "${dir}/${ALT_HANDLER}"
+  SystemdCgroup = false
 `;
+}
+
+/** The test containerd's second runtime handler (a RuntimeClass's `handler`). */
+export const ALT_HANDLER = "runc-alt";
+
+/** The wrapper the second handler runs: it appends its arguments to `<dir>/runc-alt.log`, then is runc. */
+function writeAltHandler(dir) {
+  const file = path.join(dir, ALT_HANDLER);
+  fs.writeFileSync(file, `#!/bin/sh\necho "$@" >> "${dir}/${ALT_HANDLER}.log"\nexec /usr/sbin/runc "$@"\n`, { mode: 0o755 });
 }
 
 const CNI_CONFLIST = JSON.stringify({
@@ -207,6 +224,7 @@ export class PrivateContainerd {
     }
     const configFile = path.join(this.dir, "config.toml");
     fs.writeFileSync(configFile, configToml(this.dir));
+    writeAltHandler(this.dir);
     const logFile = fs.openSync(path.join(this.dir, "containerd.log"), "a");
     // containerd finds its shim on the PATH: the 2.x shim beside a 2.x containerd.
     const env = this.binDir ? { ...process.env, PATH: `${this.binDir}:${process.env.PATH}` } : process.env;

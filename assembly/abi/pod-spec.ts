@@ -38,8 +38,8 @@ const STARTUP_PROBE_AT: usize = 88;
 //   static-pod u8 @88, tolerates-memory-pressure u8 @89, readiness-gates @92,
 //   init-containers @100, active-deadline-seconds: option<s64> @112 (tag u8, s64 @120),
 //   start-time-ms: option<u64> @128 (tag u8, u64 @136), volumes @144,
-//   ephemeral-containers @152 }: size 160, align 8.
-export const POD_SPEC_SIZE: usize = 160;
+//   ephemeral-containers @152, overhead @160 }: size 168, align 8.
+export const POD_SPEC_SIZE: usize = 168;
 // ephemeral-container { container @0 (504, align 8), target-container-name @504 }: 512, align 8.
 const EPHEMERAL_CONTAINER_SIZE: usize = 512;
 // volume-spec { name @0, kind u8 @8, used u8 @9, source-version @12, size-limit @20 }: size 28, align 4.
@@ -166,6 +166,7 @@ export function liftPodSpec(ptr: usize): PodSpec {
   pod.startTimeMs = pod.hasStartTime ? load<u64>(ptr + 136) : 0;
   pod.volumes = liftList<VolumeSpec>(ptr + 144, VOLUME_SPEC_SIZE, liftVolumeSpec);
   pod.ephemeralContainers = liftList<ContainerSpec>(ptr + 152, EPHEMERAL_CONTAINER_SIZE, liftEphemeralContainer);
+  pod.overhead = liftList<ResourceQuantity>(ptr + 160, RESOURCE_QUANTITY_SIZE, liftResourceQuantity);
   return pod;
 }
 
@@ -218,6 +219,7 @@ export function lowerPodSpec(ptr: usize, pod: PodSpec): void {
   store<u64>(ptr + 136, pod.hasStartTime ? pod.startTimeMs : 0);
   lowerList<VolumeSpec>(ptr + 144, pod.volumes, VOLUME_SPEC_SIZE, lowerVolumeSpec);
   lowerList<ContainerSpec>(ptr + 152, pod.ephemeralContainers, EPHEMERAL_CONTAINER_SIZE, lowerEphemeralContainer);
+  lowerList<ResourceQuantity>(ptr + 160, pod.overhead, RESOURCE_QUANTITY_SIZE, lowerResourceQuantity);
 }
 
 export function liftPodRejection(ptr: usize): PodRejection {

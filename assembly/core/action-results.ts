@@ -221,7 +221,8 @@ export class ActionResults {
       this.ctx.relistRequested = true;
     }
     const reason = tag == ActionTag.RunSandbox ? "FailedCreatePodSandBox" : tag == ActionTag.StopContainer || tag == ActionTag.StopSandbox ? "FailedKillPod" : "Failed";
-    this.ctx.event(rec, flight.containerName, EventType.Warning, reason, message);
+    // Upstream's SyncPod words the sandbox's failure so; the others are the runtime's own.
+    this.ctx.event(rec, flight.containerName, EventType.Warning, reason, tag == ActionTag.RunSandbox ? "Failed to create pod sandbox: " + message : message);
     if (tag == ActionTag.CreateContainer || tag == ActionTag.StartContainer) {
       // This container is tried again after the worker's back-off; the others go on now, as
       // upstream's SyncPod goes on to the next container after one fails.

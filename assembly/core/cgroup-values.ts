@@ -128,7 +128,21 @@ export function podAmountMilli(pod: PodSpec, resource: string, limits: bool, all
       initMax = a + sidecars;
     }
   }
-  return sum > initMax ? sum : initMax;
+  const total = sum > initMax ? sum : initMax;
+  // Upstream's PodRequests and PodLimits add the overhead: to requests always, to a limit only
+  // where the containers declare one.
+  if (limits && total == 0) return total;
+  return total + overheadMilli(pod, resource);
+}
+
+function overheadMilli(pod: PodSpec, resource: string): i64 {
+  for (let i = 0; i < pod.overhead.length; i++) {
+    const q = pod.overhead[i];
+    if (q.name != resource) continue;
+    const parsed = parseQuantity(q.quantity);
+    return parsed.ok ? parsed.milliValue : 0;
+  }
+  return 0;
 }
 
 /// The pod cgroup's values: shares from the pod's request; a quota and a memory limit only when

@@ -90,6 +90,8 @@ export class PodSpec {
   volumes: VolumeSpec[] = [];
   /// `spec.ephemeralContainers`: started once, never restarted, not part of phase or readiness.
   ephemeralContainers: ContainerSpec[] = [];
+  /// `spec.overhead`: the RuntimeClass's cost beyond the containers.
+  overhead: ResourceQuantity[] = [];
 }
 
 /// WIT `volume-kind`.

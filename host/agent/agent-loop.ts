@@ -104,6 +104,7 @@ export class AgentLoop {
       logLinks: options.logLinks,
       images: options.images,
       removedLogs: this.removedLogs,
+      runtimeHandler: options.runtimeHandler,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
     this.exits = new ExitWatch(options.runtime, this.relister, options.log, () => this.relistNow(), () => this.stopped);
@@ -242,6 +243,8 @@ export class AgentLoop {
 
   /** A new scan of the pod sources: the complete desired set. Returns the pods the node refused. */
   setPods(scan: ScanResult): PodRefusal[] {
+    // RuntimeClasses are watched only while a desired pod names one.
+    this.options.onRuntimeClassesInUse?.(scan.pods.some((p) => typeof (p.manifest as { spec?: { runtimeClassName?: unknown } } | undefined)?.spec?.runtimeClassName === "string"));
     const refusals = this.feed.setPods(scan);
     this.schedulePump();
     return refusals;

@@ -72,6 +72,10 @@ export interface AgentLoopOptions {
   logLinks?: ContainerLogLinks;
   /** Disk pressure: free node-level resources (unused images) before pods are evicted. */
   reclaimNodeResources?: (signal: string) => void;
+  /** A RuntimeClass's handler for CRI (with an apiserver); rejects with upstream's words. */
+  runtimeHandler?: (runtimeClassName: string) => Promise<string>;
+  /** Whether any desired pod names a RuntimeClass (the RuntimeClass watch runs only then). */
+  onRuntimeClassesInUse?: (inUse: boolean) => void;
   /** The core's word on logind's shutdown lock: let it go (false) or take it again (true). */
   onShutdownInhibitLock?: (hold: boolean) => void;
   /** Pulls (serialized or not) and who may use a pulled image; the node's defaults when not given. */

@@ -35,6 +35,8 @@ export interface ExecutorOptions {
   onEvent?: (action: PlannedAction, event: PodEvent) => void;
   /** What a container's env may read of its pod (labels, node, IPs...), by pod uid. */
   podFacts?: (podUid: string) => PodFacts | undefined;
+  /** A RuntimeClass's handler (upstream's LookupRuntimeHandler); rejects with upstream's words. None: classes are not looked up (no apiserver). */
+  runtimeHandler?: (runtimeClassName: string) => Promise<string>;
   /** A sandbox's IP as the relister already learned it, if it did (saves a PodSandboxStatus). */
   sandboxIp?: (sandboxId: string) => string | undefined;
   /** `<root-dir>/pods`: per-pod files the kubelet keeps (termination message files, etc-hosts). */
@@ -138,7 +140,19 @@ export class Executor {
           throw new Error(`create pod log directory ${JSON.stringify(config.logDirectory)}: ${e.code === "ENAMETOOLONG" ? "file name too long" : e.code ?? e.message}`);
         }
         for (const w of warnings) this.options.onEvent?.(action, { containerName: "", eventType: "warning", reason: w.reason, message: w.message });
-        return runtime.runPodSandbox(config);
+        // The pod's RuntimeClass gives CRI its handler (upstream's RuntimeClassManager), looked up
+        // at each sandbox creation: an unknown class fails this try, and the next looks again.
+        const runtimeClassName = this.options.podFacts?.(kind.val.podUid)?.spec?.runtimeClassName;
+        if (typeof runtimeClassName === "string" && runtimeClassName !== "" && this.options.runtimeHandler) {
+          config.runtimeHandler = await this.options.runtimeHandler(runtimeClassName);
+        }
+        try {
+          return await runtime.runPodSandbox(config);
+        } catch (error) {
+          // Upstream's event quotes the gRPC error as Go prints it.
+          if (error instanceof RuntimeError) throw new RuntimeError(goGrpcError(error), error.grpcCode, error.call);
+          throw error;
+        }
       }
       case "stop-sandbox":
         await runtime.stopPodSandbox(kind.val);
@@ -308,4 +322,13 @@ export class Executor {
     return this.images.ensure(request, event);
   }
 
+}
+
+/** Go's names of the gRPC codes, as `rpc error: code = ... desc = ...` prints them. */
+const GRPC_CODE_NAMES = ["OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"];
+
+/** A runtime call's error as upstream's events quote it: `rpc error: code = Unknown desc = ...`. */
+export function goGrpcError(error: RuntimeError): string {
+  const desc = error.message.startsWith(`${error.call}: `) ? error.message.slice(error.call.length + 2) : error.message;
+  return `rpc error: code = ${GRPC_CODE_NAMES[error.grpcCode] ?? `Code(${error.grpcCode})`} desc = ${desc}`;
 }

@@ -39,6 +39,7 @@ import { msOf, parseQuantityBytes } from "../config/kubelet-config.js";
 import { USAGE, wantsHelp } from "./usage.js";
 import { listenOrFail, runSettings } from "./run-settings.js";
 import { startNodeShutdown } from "../node-shutdown/start.js";
+import { RuntimeClasses } from "../cluster/runtime-classes.js";
 import { StaticPodSets, UrlPodSource } from "../sources/url-pods.js";
 import { createHash } from "node:crypto";
 import type { NodeShutdownManager } from "../node-shutdown/shutdown-manager.js";
@@ -119,7 +120,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   // Made once the loop runs (it asks the loop's core), used by the loop's eviction reclaim.
   let imageCollector: ImageCollector | undefined;
   let nodeShutdown: NodeShutdownManager | undefined;
+  // RuntimeClasses need the apiserver: standalone, a pod's runtimeClassName is not looked up (as upstream).
+  const runtimeClasses = client ? new RuntimeClasses({ client, log }) : undefined;
   const loop = new AgentLoop({
+    runtimeHandler: runtimeClasses ? (name) => runtimeClasses.handlerFor(name) : undefined,
+    onRuntimeClassesInUse: (inUse) => runtimeClasses?.inUse(inUse),
     backOffCheckpoints: checkpointStore("back-off", "back-off"),
     volumes,
     objects,
@@ -292,6 +297,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       runtimeEvents.stop();
       imageCollector?.stop();
       nodeShutdown?.stop();
+      runtimeClasses?.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();

@@ -253,7 +253,9 @@ export class CoreAgent implements Core {
 
   handlePods(nowMs: number, pods: PodSpec[]): PodRejection[] {
     const now = checkU64("nowMs", nowMs);
-    return this.guard("handle-pods", () => this.agent.handlePods(now, pods));
+    // A pod-spec made before `overhead` existed (a recording, a test) has none.
+    const lowered = pods.map((p) => (p.overhead ? p : { ...p, overhead: [] }));
+    return this.guard("handle-pods", () => this.agent.handlePods(now, lowered));
   }
 
   handleRelist(nowMs: number, snapshot: RuntimeSnapshot): void {

@@ -172,7 +172,7 @@ export class GrpcRuntime implements Runtime {
   }
 
   async runPodSandbox(config: SandboxConfig): Promise<string> {
-    const r = await this.call(this.runtimeClient, "RunPodSandbox", { config: sandboxConfigMessage(config) });
+    const r = await this.call(this.runtimeClient, "RunPodSandbox", { config: sandboxConfigMessage(config), runtimeHandler: config.runtimeHandler ?? "" });
     return r.podSandboxId;
   }
 

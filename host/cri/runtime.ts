@@ -83,6 +83,8 @@ export interface SandboxConfig {
   portMappings?: PortMapping[];
   namespaces?: PodNamespaces;
   security?: SandboxSecurity;
+  /** The RuntimeClass's handler (CRI `runtime_handler`); the runtime's default when unset. */
+  runtimeHandler?: string;
 }
 
 /** Cgroup values of a container, as CRI's LinuxContainerResources carries them (0: unset). */

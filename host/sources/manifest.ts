@@ -47,15 +47,15 @@ const POD_SPEC_FIELDS = new Set([
   "serviceAccount", "automountServiceAccountToken", "enableServiceLinks", "topologySpreadConstraints", "schedulingGates",
   "readinessGates", "initContainers", "activeDeadlineSeconds", "ephemeralContainers",
   "securityContext", "hostPID", "hostIPC", "shareProcessNamespace", "hostAliases", "dnsConfig", "hostname", "subdomain",
-  "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes", "imagePullSecrets",
+  "setHostnameAsFQDN", "nodeSelector", "affinity", "volumes", "imagePullSecrets", "runtimeClassName", "overhead",
 ]);
 /**
  * Pod spec fields nanolet does not implement but accepts when they say nothing: the apiserver
  * writes `securityContext: {}` into every pod, and `hostPID: false` asks for nothing.
  */
 const POD_SPEC_FIELDS_IF_EMPTY = new Set([
-  "overhead", "resourceClaims",
-  "runtimeClassName", "os", "hostUsers", "resources",
+  "resourceClaims",
+  "os", "hostUsers", "resources",
 ]);
 const POD_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"]);
 
@@ -185,6 +185,16 @@ function checkSpecFields(r: FieldReader, spec: JsonObject): void {
   });
   r.string(spec.nodeName, "spec.nodeName");
   r.string(spec.priorityClassName, "spec.priorityClassName");
+  // A RuntimeClass's name is a DNS subdomain (upstream's ValidateRuntimeClassName).
+  const runtimeClass = r.string(spec.runtimeClassName, "spec.runtimeClassName");
+  if (runtimeClass !== undefined && (runtimeClass.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(runtimeClass))) {
+    r.add("spec.runtimeClassName", `Invalid value: ${JSON.stringify(runtimeClass.slice(0, 64))}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
+  }
+}
+
+/** `spec.overhead` (cpu and memory as quantities), sorted by name. */
+function overheadOf(r: FieldReader, spec: JsonObject): { name: string; quantity: string }[] {
+  return quantityMap(r, spec.overhead, "spec.overhead");
 }
 
 /** `spec.containers` as a list (a wrong type is one problem, not one per item). */
@@ -274,6 +284,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
   const restartPolicy = r.string(spec.restartPolicy, "spec.restartPolicy") ?? "";
   const readinessGates = readinessGatesOf(r, spec.readinessGates, undefined);
   const activeDeadlineSeconds = integerAt(r, spec.activeDeadlineSeconds, "spec.activeDeadlineSeconds");
+  const overhead = overheadOf(r, spec);
   r.done();
   const uid =
     explicitUid ||
@@ -302,6 +313,7 @@ export function podFromManifest(doc: unknown, ctx: ManifestContext): PodSpec {
     activeDeadlineSeconds,
     volumes,
     ephemeralContainers,
+    overhead,
   };
 }
 
@@ -337,6 +349,7 @@ export function podFromApiObject(doc: unknown): PodSpec {
   const activeDeadlineSeconds = integerAt(r, spec.activeDeadlineSeconds, "spec.activeDeadlineSeconds");
   // The apiserver's start time (set by this node's first status), for the active deadline.
   const startMs = typeof status?.startTime === "string" ? Date.parse(status.startTime) : NaN;
+  const overhead = overheadOf(r, spec);
   r.done();
   return {
     uid,
@@ -358,5 +371,6 @@ export function podFromApiObject(doc: unknown): PodSpec {
     startTimeMs: Number.isFinite(startMs) && startMs > 0 ? BigInt(startMs) : undefined,
     volumes,
     ephemeralContainers,
+    overhead,
   };
 }

@@ -415,3 +415,21 @@ describe("admission: resources against allocatable", () => {
     expect(node.phase("s")).toBe(PodPhase.Running);
   });
 });
+
+describe("pod overhead (a RuntimeClass's cost)", () => {
+  it("counts in admission and is added to the pod cgroup's declared limits", () => {
+    const node = newNode("");
+    node.agent.handlePods(node.nowMs, [withResources("a", "app", ["cpu", "1500m"], [])]);
+    node.runUntil(node.nowMs + 2 * S);
+    const b = withResources("b", "app", ["cpu", "400m"], []);
+    b.overhead.push(new ResourceQuantity("cpu", "200m"));
+    const g = withResources("g", "app", ["cpu", "100m", "memory", "64Mi"], ["cpu", "100m", "memory", "64Mi"]);
+    g.overhead.push(new ResourceQuantity("memory", "120Mi"));
+    node.agent.handlePods(node.nowMs, [withResources("a", "app", ["cpu", "1500m"], []), b, g]);
+    node.runUntil(node.nowMs + 2 * S);
+    expect(node.statuses.get("b").message).toBe("Pod was rejected: Node didn't have enough resource: cpu, requested: 600, used: 1500, capacity: 2000");
+    // Guaranteed stays Guaranteed; its cgroup's memory limit carries the overhead.
+    const pod = node.podCgroups.get("/kubepods/podg");
+    expect(pod.memoryLimitBytes).toBe(184 * MI);
+  });
+});

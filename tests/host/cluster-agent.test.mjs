@@ -142,13 +142,13 @@ test("an update the node cannot honour leaves the running pod alone, says why, a
   assert.equal(before.length, 1);
   const patch = (body) => admin.request("PATCH", "/api/v1/namespaces/default/pods/web", body, "application/merge-patch+json");
   // The host cannot read it (a field nanolet does not implement)...
-  await patch({ spec: { runtimeClassName: "gvisor" } });
+  await patch({ spec: { os: { name: "windows" } } });
   await until("the first refusal told", () => api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").length === 1);
   // ...and the core refuses it (a debugger aimed at no container).
-  await patch({ spec: { runtimeClassName: null, ephemeralContainers: [{ name: "dbg", image: "busybox", targetContainerName: "nope" }] } });
+  await patch({ spec: { os: null, ephemeralContainers: [{ name: "dbg", image: "busybox", targetContainerName: "nope" }] } });
   await until("the second refusal told", () => api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").length === 2);
   const told = api.store.list("events").items.filter((e) => e.reason === "UpdateNotApplied").map((e) => e.message);
-  assert.match(told[0], /spec\.runtimeClassName/);
+  assert.match(told[0], /spec\.os/);
   assert.match(told[1], /spec\.ephemeralContainers\[0\]\.targetContainerName: Not found/);
   await new Promise((r) => setTimeout(r, 300)); // several relists
   assert.deepEqual(running(), before, "the app was never stopped");

@@ -128,7 +128,7 @@ spec:
   hostIPC: true
   nodeSelector: {disk: ssd}
   activeDeadlineSeconds: 10
-  runtimeClassName: gvisor
+  os: {name: windows}
   shareProcessNamespace: true
   hostAliases: [{ip: 1.2.3.4, hostnames: [a]}]
   securityContext: {runAsUser: -5}
@@ -145,13 +145,13 @@ spec:
   const d = dirWith({ "bad.yaml": bad, "ports.yaml": GOOD.replace("image: busybox}", 'image: busybox, ports: "80"}') });
   const by = problemsBeside(d);
   const fields = by["bad.yaml"].map((p) => p.field);
-  for (const f of ["spec.runtimeClassName", "spec.securityContext.shareProcessNamespace",
+  for (const f of ["spec.os", "spec.securityContext.shareProcessNamespace",
     "spec.securityContext.runAsUser", "spec.ephemeralContainers", "spec.dnsConfig",
     "spec.tolerations[0].key", "spec.tolerations[0].operator", "spec.containers[0].livenessProbe.exec.command[0]",
     "spec.containers[0].ports[0].containerPort", "spec.containers[0].imagePullPolicy"]) {
     assert.ok(fields.includes(f), `${f} in ${fields.join(", ")}`);
   }
-  const unimplemented = by["bad.yaml"].find((p) => p.field === "spec.runtimeClassName");
+  const unimplemented = by["bad.yaml"].find((p) => p.field === "spec.os");
   assert.equal(unimplemented.message, "Unsupported field: nanolet does not implement it yet");
   assert.equal(by["bad.yaml"].find((p) => p.field === "spec.containers[0].ports[0].containerPort").message, "Invalid value: 70000: must be between 1 and 65535, inclusive");
   assert.equal(by["bad.yaml"].find((p) => p.field === "spec.containers[0].imagePullPolicy").message, 'Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"');
