@@ -40,6 +40,7 @@ import { USAGE, wantsHelp } from "./usage.js";
 import { listenOrFail, runSettings } from "./run-settings.js";
 import { startNodeShutdown } from "../node-shutdown/start.js";
 import { RuntimeClasses } from "../cluster/runtime-classes.js";
+import { OomWatcher, systemOomEvent } from "../node/oom-watcher.js";
 import { StaticPodSets, UrlPodSource } from "../sources/url-pods.js";
 import { createHash } from "node:crypto";
 import type { NodeShutdownManager } from "../node-shutdown/shutdown-manager.js";
@@ -192,6 +193,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     // Records of who pulled an image go with the image (upstream prunes them after each collection).
     onImagesPresent: (ids, listedAtMs) => pulledRecords.prune(ids, listedAtMs),
   });
+  // The kernel's OOM kills: a SystemOOM node event for each outside the pods' cgroups, as upstream.
+  const oomWatcher = new OomWatcher({
+    log, stateFile: path.join(rootDir, "oom_watcher", "position"),
+    onOom: (instance) => {
+      const event = systemOomEvent(instance);
+      log.log(event ? "warn" : "info", event ? "System OOM encountered" : "A container's memory limit killed a process", { process: instance.processName.slice(0, 64), pid: instance.pid, memcg: instance.victimContainerName.slice(0, 256) });
+      if (event) cluster?.events.recordNode("Warning", event.reason, event.message);
+    },
+  });
+  oomWatcher.start();
   // Graceful node shutdown: logind's lock and signals; the core stops the pods (host/node-shutdown).
   nodeShutdown = startNodeShutdown({
     log, delayMs: loop.nodeShutdownDelayMs, confDir: path.resolve(values["logind-conf-dir"]!),
@@ -298,6 +309,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       imageCollector?.stop();
       nodeShutdown?.stop();
       runtimeClasses?.stop();
+      oomWatcher.stop();
       loop.stop();
       podTable.writeNow();
       podTable.stop();
