@@ -49,6 +49,8 @@ export interface AgentLoopOptions {
   onPressure?: (pressure: NodePressure) => void;
   /** The node's IP: where probes of host-network pods connect (default 127.0.0.1). */
   nodeIp?: string;
+  /** A dual-stack node's two addresses (status.hostIPs, the downward API's status.hostIPs). */
+  nodeIps?: string[];
   /** `<root-dir>/pods`: per-pod files (termination messages, etc-hosts), removed with the pod. */
   podsDir?: string;
   /** DNS flags, seccomp root, the node's hosts file: how pods' runtime settings are made. */

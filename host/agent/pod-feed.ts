@@ -198,7 +198,7 @@ export class PodFeed {
       annotations: metadata.annotations ?? {},
       nodeName: spec.nodeName || this.options.core.nodeName,
       serviceAccountName: spec.serviceAccountName ?? spec.serviceAccount ?? "",
-      hostIps: [nodeIp],
+      hostIps: this.options.nodeIps ?? [nodeIp],
       podIps: [],
       containers: [...pod.spec.containers, ...pod.spec.initContainers],
       allocatable: {

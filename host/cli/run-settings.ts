@@ -111,6 +111,7 @@ export async function runSettings(argv: string[]) {
       "bootstrap-kubeconfig": { type: "string" },
       "rotate-certificates": { type: "boolean" },
       "node-ip": { type: "string" },
+      "provider-id": { type: "string" },
       "eviction-hard": { type: "string" },
       "eviction-soft": { type: "string" },
       "eviction-soft-grace-period": { type: "string" },
@@ -218,9 +219,11 @@ export async function runSettings(argv: string[]) {
   const resolvConfFile: string = config.resolvConf;
   const resolvConf = readResolvConf(resolvConfFile);
   if (resolvConf === undefined) log.log("warn", "Could not read --resolv-conf; Default pods get no host DNS settings", { file: resolvConfFile });
-  const nodeIp = values["node-ip"] ?? primaryIpv4();
+  // --node-ip: one address, or a dual-stack pair (one IPv4, one IPv6), as upstream parses it.
+  const nodeIps = values["node-ip"] !== undefined ? parseNodeIps(values["node-ip"]) : [];
+  const nodeIp = nodeIps[0] ?? primaryIpv4();
   const podRuntime: PodRuntimeSettings = {
-    dns: { clusterDns, clusterDomain: config.clusterDomain, resolvConf, nodeIps: nodeIp ? [nodeIp] : [] },
+    dns: { clusterDns, clusterDomain: config.clusterDomain, resolvConf, nodeIps: nodeIps.length > 0 ? nodeIps : nodeIp ? [nodeIp] : [] },
     seccompRoot: path.join(rootDir, "seccomp"),
     nodeHostsFile: "/etc/hosts",
   };
@@ -236,8 +239,18 @@ export async function runSettings(argv: string[]) {
   return {
     values, log, config, nodeName, maxPods, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
     podLogsDir, manifestDir, relistPeriodMs, machine, evictionIntervalMs, node, cgroupRoot, allowedUnsafeSysctls, nodeIp,
-    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources,
+    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources, nodeIps,
   };
+}
+
+/** Upstream's parseNodeIP: one IP, or two of different families; neither unspecified when two. */
+export function parseNodeIps(text: string): string[] {
+  const bad = (why: string) => new Error(`bad --node-ip ${JSON.stringify(text.slice(0, 128))}: ${why}`);
+  const ips = text.split(",").map((ip) => ip.trim()).filter((ip) => ip !== "");
+  for (const ip of ips) if (net.isIP(ip) === 0) throw bad(`could not parse ${JSON.stringify(ip.slice(0, 64))}`);
+  if (ips.length > 2 || (ips.length === 2 && net.isIPv6(ips[0]) === net.isIPv6(ips[1]))) throw bad("must contain either a single IP or a dual-stack pair of IPs");
+  if (ips.length === 2 && ips.some((ip) => ip === "0.0.0.0" || ip === "::")) throw bad("dual-stack node IP cannot include '0.0.0.0' or '::'");
+  return ips;
 }
 
 export type RunSettings = Awaited<ReturnType<typeof runSettings>>;

@@ -56,7 +56,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const {
     values, log, config, nodeName, rootDir, apiPort, healthzPort, readOnlyPort, authorizationMode, tokenWebhook,
     podLogsDir, manifestDir, machine, evictionIntervalMs, node, cgroupRoot, allowedUnsafeSysctls, nodeIp,
-    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources,
+    podRuntime, access, bootstrap, servingFiles, coreConfig, reservations, resources, nodeIps,
   } = await runSettings(argv);
   // The cluster side is made after the loop but sees every action the loop emits.
   let cluster: ClusterAgent | undefined;
@@ -166,6 +166,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
     statsIntervalMs: evictionIntervalMs,
     nodeIp,
+    nodeIps: nodeIps.length > 1 ? nodeIps : undefined,
     podsDir,
     podRuntime,
     allowedUnsafeSysctls,
@@ -215,7 +216,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({
-      client, nodeName, log, loop, runtime, rootDir, nodeIp: values["node-ip"],
+      client, nodeName, log, loop, runtime, rootDir, nodeIp: nodeIps[0], nodeIps, providerId: config.providerID || undefined,
       reservations,
       kubeletPort: apiPort,
       nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
@@ -242,7 +243,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     tlsCertFile: config.tlsCertFile, tlsKeyFile: config.tlsPrivateKeyFile,
     certDir: path.resolve(values["cert-dir"] ?? path.join(rootDir, "pki")),
     clientCaFile: config.authentication.x509?.clientCAFile, tokenWebhook,
-    anonymous: config.authentication.anonymous.enabled, authorizationMode, nodeIp: values["node-ip"],
+    anonymous: config.authentication.anonymous.enabled, authorizationMode, nodeIp: nodeIps[0],
     configz: () => config,
     serverTlsBootstrap: config.serverTLSBootstrap,
     onCertificateManager: (manager) => (servingCertificates = manager),

@@ -26,7 +26,9 @@ Flags of run (a flag given wins over the same setting in --config):
                                      expired): get a client certificate by a CSR with these
                                      credentials and write --kubeconfig to use it (TLS bootstrap)
   --rotate-certificates              request a new client certificate at 70-90% of its life
-  --node-ip IP                       the node's InternalIP (default: the first IPv4 address)
+  --node-ip IP[,IP]                  the node's InternalIP, or a dual-stack pair (one IPv4, one
+                                     IPv6; default: the first IPv4 address)
+  --provider-id ID                   the Node's spec.providerID (set when it registers)
   --eviction-hard LIST               hard eviction thresholds (default
                                      memory.available<100Mi,nodefs.available<10%,
                                      nodefs.inodesFree<5%,imagefs.available<15%,

@@ -7,6 +7,8 @@ import { podResourcesStatus, volumeMountStatuses } from "./status-spec-fields.js
 export interface StatusContext {
   /** The node's address: status.hostIP, and podIP of host-network pods. */
   nodeIp: string;
+  /** Both of a dual-stack node's addresses (the first is `nodeIp`): hostIPs, and podIPs of host-network pods. */
+  nodeIps?: string[];
   /** Whether the pod uses the node's network (its IP is then the node's). */
   hostNetwork: boolean;
   /** Runtime name for container IDs (`containerd://<id>`). */
@@ -111,7 +113,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     phase: PHASES[status.phase],
     conditions,
     hostIP: ctx.nodeIp,
-    hostIPs: [{ ip: ctx.nodeIp }],
+    hostIPs: (ctx.nodeIps ?? [ctx.nodeIp]).map((ip) => ({ ip })),
     containerStatuses: status.containerStatuses.map((c) => containerStatus(c, ctx)),
   };
   if ((status.initContainerStatuses ?? []).length > 0) out.initContainerStatuses = status.initContainerStatuses.map((c) => containerStatus(c, ctx));
@@ -121,7 +123,7 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
   }
   if (podIp) {
     out.podIP = podIp;
-    out.podIPs = [{ ip: podIp }];
+    out.podIPs = (ctx.hostNetwork && ctx.nodeIps ? ctx.nodeIps : [podIp]).map((ip) => ({ ip }));
   }
   // The apiserver's reason stays unless the core gives one (upstream keeps pod.Status.Reason):
   // after an agent restart an evicted pod is still Evicted.

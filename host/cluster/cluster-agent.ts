@@ -59,8 +59,11 @@ export interface ClusterAgentOptions {
   loop: NodeAgent;
   runtime: Runtime;
   rootDir: string;
-  /** Overrides the node's InternalIP (kubelet --node-ip). */
+  /** Overrides the node's InternalIP (kubelet --node-ip); a dual-stack pair gives both. */
   nodeIp?: string;
+  nodeIps?: string[];
+  /** `--provider-id`: the Node's spec.providerID. */
+  providerId?: string;
   /** What the Node's allocatable keeps aside (reservations, hard eviction thresholds, --max-pods). */
   reservations?: ReservationSettings;
   /** `--port`: the kubelet API the Node advertises (10250). */
@@ -119,6 +122,7 @@ export class ClusterAgent {
     const { client, nodeName, log } = options;
     this.machine = readMachineInfo(options.rootDir);
     if (options.nodeIp) this.machine.internalIp = options.nodeIp;
+    if (options.nodeIps && options.nodeIps.length > 1) this.machine.internalIps = options.nodeIps;
     this.reflector = new PodReflector({
       client,
       nodeName,
@@ -147,7 +151,7 @@ export class ClusterAgent {
       client,
       log,
       targetOf: (uid) => this.targetOf(uid),
-      context: () => ({ nodeIp: this.machine.internalIp, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
+      context: () => ({ nodeIp: this.machine.internalIp, nodeIps: this.machine.internalIps, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
     });
     this.events = new EventRecorder(client, nodeName, log);
     this.refusals = new PodRefusals(client, this.events, log);
@@ -160,6 +164,7 @@ export class ClusterAgent {
       onEvent: (type, reason, message) => this.events.recordNode(type, reason, message),
       updateMs: options.nodeStatusUpdateMs,
       reportMs: options.nodeStatusReportMs,
+      providerId: options.providerId,
     });
     this.lease = new NodeLease({ client, log, nodeName, nodeUid: () => this.node.nodeUid, durationSeconds: options.leaseDurationSeconds });
     this.mirrors = new MirrorPods(client, nodeName, log, () => this.node.nodeUid);

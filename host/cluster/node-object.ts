@@ -137,7 +137,7 @@ export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeH
     ...capacityAndAllocatable(machine, health.reservations ?? DEFAULT_RESERVATIONS),
     conditions: nodeConditions(health, nowMs),
     addresses: [
-      { type: "InternalIP", address: machine.internalIp },
+      ...(machine.internalIps ?? [machine.internalIp]).map((address) => ({ type: "InternalIP", address })),
       { type: "Hostname", address: nodeName },
     ],
     daemonEndpoints: { kubeletEndpoint: { Port: health.kubeletPort ?? 10250 } },
@@ -169,7 +169,7 @@ export function defaultNodeLabels(nodeName: string, architecture: string): Recor
 }
 
 /** The Node object to register. */
-export function nodeObject(nodeName: string, machine: MachineInfo, status: Record<string, any>): Record<string, any> {
+export function nodeObject(nodeName: string, machine: MachineInfo, status: Record<string, any>, providerId?: string): Record<string, any> {
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -178,7 +178,7 @@ export function nodeObject(nodeName: string, machine: MachineInfo, status: Recor
       labels: defaultNodeLabels(nodeName, machine.architecture),
       annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
     },
-    spec: {},
+    spec: providerId ? { providerID: providerId } : {},
     status,
   };
 }

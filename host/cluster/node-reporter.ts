@@ -20,6 +20,8 @@ export interface NodeReporterOptions {
   updateMs?: number;
   /** How often an unchanged status is still reported (nodeStatusReportFrequency, default 5 min). */
   reportMs?: number;
+  /** `--provider-id`: the Node's spec.providerID at registration. */
+  providerId?: string;
   /** Node events: Starting, NodeReady / NodeNotReady when Ready changes. */
   onEvent?: (type: "Normal" | "Warning", reason: string, message: string) => void;
 }
@@ -114,7 +116,7 @@ export class NodeReporter {
     if (!this.startingSent) this.options.onEvent?.("Normal", "Starting", "Starting kubelet.");
     this.startingSent = true;
     const conditions = stampConditions(status.conditions, undefined, apiTime(nowMs));
-    const node = nodeObject(this.options.nodeName, this.options.machine(), { ...status, conditions });
+    const node = nodeObject(this.options.nodeName, this.options.machine(), { ...status, conditions }, this.options.providerId);
     try {
       const created = await this.options.client.request("POST", "/api/v1/nodes", node);
       this.nodeUid = created?.metadata?.uid;

@@ -19,6 +19,8 @@ export interface MachineInfo {
   systemUuid: string;
   hostname: string;
   internalIp: string;
+  /** A dual-stack node's two addresses (--node-ip with both), the first being internalIp. */
+  internalIps?: string[];
   /** Huge page pools, as the Node lists them: `hugepages-2Mi` to the bytes reserved (often 0). */
   hugepages: { resource: string; bytes: number }[];
 }

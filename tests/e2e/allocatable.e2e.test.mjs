@@ -41,7 +41,8 @@ if (skip) {
     }));
     fs.mkdirSync(path.join(work, "manifests"));
     nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir: path.join(work, "manifests"), rootDir: path.join(work, "nanolet-root"), logsDir: path.join(work, "nanolet-logs"), node: NANO });
-    nanolet.start(["--config", config, "--kubeconfig", cp.nodeKubeconfig, "--node-ip", "127.0.0.1"]);
+    // A dual-stack pair and a provider ID too: both show on the Node.
+    nanolet.start(["--config", config, "--kubeconfig", cp.nodeKubeconfig, "--node-ip", "127.0.0.1,::1", "--provider-id", "nanolet://edge/alloc-1"]);
     kubelet = await UpstreamKubelet.start(path.join(work, "kubelet"), { node: KUBE, kubeconfig: cp.nodeKubeconfigFor(KUBE), config: RESERVED });
     for (const node of [NANO, KUBE]) await waitFor(`node ${node} registered`, () => cp.get("nodes", undefined, node), 60_000, 500);
   });
@@ -59,6 +60,8 @@ if (skip) {
         const n = await cp.get("nodes", undefined, node);
         return n?.status?.allocatable?.memory ? n : false;
       }, 60_000)));
+      assert.equal(mine.spec.providerID, "nanolet://edge/alloc-1");
+      assert.deepEqual(mine.status.addresses.filter((a) => a.type === "InternalIP").map((a) => a.address), ["127.0.0.1", "::1"]);
       t.diagnostic(`nanolet: capacity ${JSON.stringify(mine.status.capacity)} allocatable ${JSON.stringify(mine.status.allocatable)}`);
       t.diagnostic(`kubelet: capacity ${JSON.stringify(theirs.status.capacity)} allocatable ${JSON.stringify(theirs.status.allocatable)}`);
       for (const resource of ["cpu", "memory", "pods"]) {

@@ -204,3 +204,12 @@ test("enforcing pods limits the kubepods cgroup to capacity less the reservation
   // 3500m: 3584 shares, weight 1 + (3582 * 9999) / 262142.
   assert.equal(read(root, "kubepods", "cpu.weight"), String(1 + Math.floor((3582 * 9999) / 262142)));
 });
+
+test("--node-ip takes one address or a dual-stack pair, as upstream parses it", async () => {
+  const { parseNodeIps } = await import("../../dist/cli/run-settings.js");
+  assert.deepEqual(parseNodeIps("10.0.0.5"), ["10.0.0.5"]);
+  assert.deepEqual(parseNodeIps("10.0.0.5, fd00::5"), ["10.0.0.5", "fd00::5"]);
+  assert.throws(() => parseNodeIps("10.0.0.5,10.0.0.6"), /bad --node-ip "10.0.0.5,10.0.0.6": must contain either a single IP or a dual-stack pair of IPs/);
+  assert.throws(() => parseNodeIps("0.0.0.0,::1"), /dual-stack node IP cannot include '0.0.0.0' or '::'/);
+  assert.throws(() => parseNodeIps("ten"), /could not parse "ten"/);
+});
