@@ -89,7 +89,8 @@ export type TimelineAction =
   | { type: "suspend"; forMs: number }
   | { type: "memory"; pod: string; container: string; bytes: number }
   /** What the image filesystem holds besides images changes (a log, a download): bytes from now on. */
-  | { type: "diskUsed"; bytes: number };
+  | { type: "diskUsed"; bytes: number }
+  | { type: "nodeShutdown"; active: boolean };
 
 export interface TimelineEntry {
   atMs: number;
@@ -165,6 +166,8 @@ export interface Scenario {
   missingImages: string[];
   /** Images present before the run; every other image is pulled on first use. */
   preloadedImages: string[] | "all";
+  /** Graceful node shutdown's settings (shutdownGracePeriod... in seconds); none: off. */
+  shutdown?: { gracePeriodSeconds: number; criticalPodsSeconds: number; byPodPriority: { priority: number; gracePeriodSeconds: number }[] };
   /** The image filesystem and image GC; none: images are never collected. */
   imageGc?: ScenarioImageGc;
   pods: ScenarioPod[];

@@ -38,6 +38,23 @@ function readBehaviour(r: Reader, value: unknown, field: string): ContainerBehav
   };
 }
 
+/** `shutdown: { gracePeriod: 30s, criticalPods: 10s }` or `shutdown: { byPriority: [{priority: 0, grace: 10s}] }`. */
+function readShutdown(r: Reader, value: unknown): Scenario["shutdown"] {
+  if (value === undefined) return undefined;
+  const o = r.object(value, "shutdown");
+  r.only(o, "shutdown", ["gracePeriod", "criticalPods", "byPriority"]);
+  const seconds = (v: unknown, field: string) => Math.floor(r.duration(v ?? "0s", field) / 1000);
+  return {
+    gracePeriodSeconds: seconds(o.gracePeriod, "shutdown.gracePeriod"),
+    criticalPodsSeconds: seconds(o.criticalPods, "shutdown.criticalPods"),
+    byPodPriority: r.list(o.byPriority, "shutdown.byPriority").map((g, i) => {
+      const e = r.object(g, `shutdown.byPriority[${i}]`);
+      r.only(e, `shutdown.byPriority[${i}]`, ["priority", "grace"]);
+      return { priority: r.int(e.priority ?? 0, `shutdown.byPriority[${i}].priority`, -2147483648, 2147483647), gracePeriodSeconds: seconds(e.grace, `shutdown.byPriority[${i}].grace`) };
+    }),
+  };
+}
+
 function readMemory(r: Reader, value: unknown): ScenarioMemory | undefined {
   if (value === undefined) return undefined;
   const m = r.object(value, "memory");
@@ -72,7 +89,7 @@ function readPod(r: Reader, value: unknown, field: string): ScenarioPod {
   return { key, manifest, behaviour };
 }
 
-const ACTIONS = ["exit", "sandboxDies", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory", "diskUsed"];
+const ACTIONS = ["exit", "sandboxDies", "fault", "relistFault", "runtimeRestart", "agentRestart", "add", "update", "delete", "suspend", "memory", "diskUsed", "nodeShutdown"];
 
 function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>): TimelineAction {
   const present = ACTIONS.filter((a) => entry[a] !== undefined);
@@ -147,6 +164,10 @@ function readAction(r: Reader, entry: Obj, field: string, podKeys: Set<string>):
     }
     case "diskUsed":
       return { type, bytes: r.bytes(v, at) };
+    case "nodeShutdown":
+      // logind's PrepareForShutdown: true, a shutdown is coming; false, it was cancelled.
+      if (typeof v !== "boolean") return r.fail(at, "expected true (a shutdown is coming) or false (cancelled)");
+      return { type, active: v };
   }
   return r.fail(field, "unreachable");
 }
@@ -197,7 +218,7 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder", "shutdown"]);
   const events = o.runtimeEvents === undefined ? {} : r.object(o.runtimeEvents, "runtimeEvents");
   r.only(events, "runtimeEvents", ["source", "lose", "latency"]);
   const eventSource = events.source ?? "none";
@@ -279,6 +300,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     criTimeoutMs: r.duration(o.criTimeout ?? "2m", "criTimeout"),
     source: source as "file" | "apiserver",
     memory: readMemory(r, o.memory),
+    shutdown: readShutdown(r, o.shutdown),
     missingImages: r.strings(images.missing, "images.missing"),
     preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
     imageGc: readImageGc(r, images.gc),
@@ -317,6 +339,7 @@ export function coreConfigOf(s: Scenario): CoreConfig {
     backoffMaxMs: s.backoffMaxMs,
     workerErrorBackoffMs: s.workerErrorBackoffMs,
   };
+  if (s.shutdown) config.nodeShutdown = s.shutdown;
   if (s.memory) {
     const m = s.memory;
     config.node = {

@@ -31,6 +31,8 @@ export interface TimelineContext {
   restartAgent(downMs: number): void;
   restartRuntime(downMs: number): void;
   deleteThroughApiserver(pod: string, graceSeconds: Parameters<SimPodSource["mark"]>[1]): void;
+  /** logind's PrepareForShutdown, given to the core. */
+  nodeShutdown(active: boolean): void;
   /** The whole node slept `forMs`: the run ends that much later. */
   extendEnd(forMs: number): void;
 }
@@ -88,6 +90,10 @@ export function playTimelineAction(ctx: TimelineContext, action: TimelineAction)
     case "diskUsed":
       ctx.trace?.sim(now, "disk-used", { bytes: action.bytes });
       ctx.images?.setOtherBytes(action.bytes);
+      return;
+    case "nodeShutdown":
+      ctx.trace?.sim(now, "node-shutdown", { active: action.active });
+      ctx.nodeShutdown(action.active);
       return;
     case "suspend":
       // The whole node sleeps: nothing happens, then every clock has jumped.

@@ -179,6 +179,10 @@ export class Simulator {
       restartRuntime: (downMs) => this.restartRuntime(downMs),
       deleteThroughApiserver: (pod, graceSeconds) => this.deletions.deleteThroughApiserver(pod, graceSeconds),
       extendEnd: (forMs) => (this.endMs += forMs),
+      nodeShutdown: (active) => {
+        this.call((core) => core.handleNodeShutdown?.(this.nowMs, active));
+        this.needPump = true;
+      },
     };
     for (const entry of s.timeline) this.queue.push(SIM_EPOCH_MS + entry.atMs, entry.action.type, () => playTimelineAction(timeline, entry.action));
     for (const e of s.expect) {

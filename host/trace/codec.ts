@@ -20,6 +20,7 @@ export type TraceLine =
   | { t: number; op: "backoffs"; entries: BackOffEntry[] }
   | { t: number; op: "runtime-event" }
   | { t: number; op: "event-stream"; streaming: boolean }
+  | { t: number; op: "node-shutdown"; active: boolean }
   | { t: number; op: "trap"; call: string; reason: string }
   | { t: number; op: "sim"; event: string; [key: string]: unknown };
 

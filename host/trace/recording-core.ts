@@ -2,7 +2,7 @@
 // and a trap if the core traps. A relist whose snapshot is the same as the previous one apart
 // from its time is written as `same`, so a steady node costs a few bytes a second.
 import type { ActionResult, GcPlan, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core/types.js";
-import { Core, CoreConfig, CoreTrapError, type BackOffEntry, type ImageGcRequest } from "../core/core.js";
+import { Core, CoreConfig, CoreTrapError, type BackOffEntry, type ImageGcRequest, type NodeShutdownSettings } from "../core/core.js";
 import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
 
 /** Where trace lines go, one string per line without its newline. */
@@ -59,6 +59,10 @@ export class TraceWriter {
 
   eventStream(t: number, streaming: boolean): void {
     this.sink(encodeLine({ t, op: "event-stream", streaming }));
+  }
+
+  nodeShutdown(t: number, active: boolean): void {
+    this.sink(encodeLine({ t, op: "node-shutdown", active }));
   }
 
   poll(t: number, out: PlannedAction[] | null): void {
@@ -144,6 +148,21 @@ export class RecordingCore implements Core {
   handleEventStream(nowMs: number, streaming: boolean): void {
     this.trace.eventStream(nowMs, streaming);
     this.guard(nowMs, () => this.inner.handleEventStream?.(nowMs, streaming));
+  }
+
+  handleNodeShutdown(nowMs: number, active: boolean): void {
+    this.trace.nodeShutdown(nowMs, active);
+    this.guard(nowMs, () => this.inner.handleNodeShutdown?.(nowMs, active));
+  }
+
+  /** A query of the agent's state: nothing to record. */
+  nodeShuttingDown(): boolean {
+    return this.inner.nodeShuttingDown?.() ?? false;
+  }
+
+  /** Given at creation (the `create` line's config): not recorded again. */
+  configureNodeShutdown(settings: NodeShutdownSettings): number {
+    return this.inner.configureNodeShutdown?.(settings) ?? 0;
   }
 
   pollActions(nowMs: number): PlannedAction[] {

@@ -110,6 +110,10 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
           if (typeof entry.streaming !== "boolean") throw new TraceFormatError(`line ${lineNo}: "event-stream" without streaming`);
           core.handleEventStream?.(t, entry.streaming);
           break;
+        case "node-shutdown":
+          if (typeof entry.active !== "boolean") throw new TraceFormatError(`line ${lineNo}: "node-shutdown" without active`);
+          core.handleNodeShutdown?.(t, entry.active);
+          break;
         case "trap":
           continue;
         default:
