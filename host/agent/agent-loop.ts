@@ -20,28 +20,13 @@ import { hookPod, probePod, setUpVolumes, tearDownVolumes, type PodWorkContext }
 import { PodDirectories, podsToMeasure } from "./pod-housekeeping.js";
 import { RemovedLogs } from "../logs/removed-logs.js";
 import { errorResult, okResult } from "./action-results.js";
+import { containerOf, noticeAction } from "./node-actions.js";
 import type { AgentLoopOptions, PodRefusal } from "./agent-options.js";
 
 export type { AgentLoopOptions, PodRefusal } from "./agent-options.js";
 
 /** The longest the loop sleeps between pumps, whatever deadline the core gives. */
 const MAX_PUMP_WAIT_MS = 60_000;
-
-/** The container a runtime call is about, for its log line (none for a sandbox's). */
-function containerOf(action: PlannedAction): { container?: string } {
-  const kind = action.kind;
-  switch (kind.tag) {
-    case "create-container":
-      return { container: kind.val.container.name };
-    case "start-container":
-    case "stop-container":
-    case "remove-container":
-    case "update-container-resources":
-      return { container: kind.val.containerName };
-    default:
-      return {};
-  }
-}
 
 export class AgentLoop {
   /** Undefined while a trapped core is being re-created. */
@@ -335,26 +320,11 @@ export class AgentLoop {
         this.options.podTable.applyStatus(action.podUid, kind.val);
         return;
       case "pod-event":
-        this.options.log.log(kind.val.eventType === "warning" ? "warn" : "info", kind.val.message, {
-          pod,
-          container: kind.val.containerName,
-          reason: kind.val.reason,
-        });
-        return;
       case "reclaim-node-resources":
-        this.options.log.log("info", "Eviction manager: attempting to reclaim node-level resources", { signal: kind.val });
-        this.options.reclaimNodeResources?.(kind.val);
-        return;
       case "shutdown-inhibit-lock":
-        this.options.onShutdownInhibitLock?.(kind.val);
+      case "node-pressure-changed":
+        noticeAction(this.options, action, pod, (p) => (this.pressure = p));
         return;
-      case "node-pressure-changed": {
-        const p = kind.val;
-        this.pressure = p;
-        this.options.log.log(p.memory || p.disk || p.pid ? "warn" : "info", "Node pressure changed", { memory: p.memory, disk: p.disk, pid: p.pid });
-        this.options.onPressure?.(p);
-        return;
-      }
       case "update-pod-cgroup": {
         let result = okResult(action.id);
         try {
