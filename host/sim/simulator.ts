@@ -52,6 +52,10 @@ export class Simulator {
   private core: Core | undefined;
   /** Bumped on each agent restart: answers to a dead agent's calls are dropped. */
   private generation = 0;
+  /** logind announced a shutdown the core has not yet given up (cancelled): every stop is excused. */
+  private nodeShuttingDown = false;
+  /** Pods the shutdown stopped or refused (their status says Terminated or NodeShutdown). */
+  private shutdownTerminated = new Set<string>();
   private pendingResults: ActionResult[] = [];
   private pendingProbeResults: ProbeResult[] = [];
   private probeInvariants: ProbeInvariants;
@@ -180,6 +184,7 @@ export class Simulator {
       deleteThroughApiserver: (pod, graceSeconds) => this.deletions.deleteThroughApiserver(pod, graceSeconds),
       extendEnd: (forMs) => (this.endMs += forMs),
       nodeShutdown: (active) => {
+        if (active) this.nodeShuttingDown = true;
         this.call((core) => core.handleNodeShutdown?.(this.nowMs, active));
         this.needPump = true;
       },
@@ -326,6 +331,7 @@ export class Simulator {
         this.probeInvariants.onStatus(kind.val, this.pods.podInfo(action.podUid)?.spec, this.nowMs);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
         if (isEviction(kind.val) && !wasEvicted) this.memory.onEviction(action.podUid);
+        if (isShutdownTermination(kind.val)) this.shutdownTerminated.add(action.podUid);
         if (this.scenario.source === "apiserver") {
           this.apiserver.publish(action.podUid, kind.val, this.pods.podInfo(action.podUid)?.spec?.hostNetwork ?? false, this.nowMs);
           this.deletions.published(action.podUid, kind.val);
@@ -355,6 +361,8 @@ export class Simulator {
         return;
       case "shutdown-inhibit-lock":
         this.trace?.sim(this.nowMs, "shutdown-lock", { hold: kind.val });
+        // Taken again: the cancellation is applied, the node is back.
+        if (kind.val) this.nodeShuttingDown = false;
         return;
       case "node-pressure-changed":
         this.pressure = kind.val;
@@ -368,7 +376,8 @@ export class Simulator {
       default:
         if (kind.tag === "stop-container") {
           const uid = action.podUid;
-          const excused = this.pods.isMarked(uid) || this.invariants.evicted.has(uid) || this.pods.keyOf(uid) === undefined;
+          // A node shutdown stops every pod: no update is kept running through it.
+          const excused = this.pods.isMarked(uid) || this.invariants.evicted.has(uid) || this.pods.keyOf(uid) === undefined || this.nodeShuttingDown;
           this.updates.onStop(kind.val.containerId, excused, this.nowMs);
         }
         if (kind.tag === "run-sandbox" || kind.tag === "create-container") {
@@ -393,6 +402,12 @@ export class Simulator {
     // A new agent process announces no pressure until its core sees some.
     this.pressure = { memory: false, disk: false, pid: false };
     this.invariants.onAgentRestart();
+    // A static pod stopped by a node shutdown was Failed in the agent's memory only: a new agent
+    // runs it again, as upstream's does (an apiserver's pod keeps its phase there, and the watch
+    // gives it back). The shutdown itself is forgotten with the agent.
+    if (this.scenario.source === "file") for (const uid of this.shutdownTerminated) this.invariants.onReadded(uid);
+    this.shutdownTerminated.clear();
+    this.nodeShuttingDown = false;
     this.cri.reset();
     const generation = ++this.generation;
     this.pendingResults = [];
@@ -440,4 +455,10 @@ export class Simulator {
 /** A status the core publishes when it evicts a pod (an admission refusal has no DisruptionTarget). */
 function isEviction(status: PodStatus | undefined): boolean {
   return status?.reason === "Evicted" && status.conditions.some((c) => c.conditionType === "disruption-target");
+}
+
+/** A status the node shutdown manager gave: Terminated with a DisruptionTarget condition, or refused (NodeShutdown). */
+function isShutdownTermination(status: PodStatus | undefined): boolean {
+  if (status?.reason === "NodeShutdown") return true;
+  return status?.reason === "Terminated" && status.conditions.some((c) => c.conditionType === "disruption-target");
 }

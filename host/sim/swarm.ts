@@ -138,7 +138,27 @@ export function swarmDocument(seed: number): Doc {
   addRuntimeEvents(doc, seed);
   addListOrder(doc, seed);
   addImageGc(doc, seed, activeMs);
+  addNodeShutdown(doc, seed, activeMs);
   return doc;
+}
+
+/**
+ * Graceful node shutdown for some seeds, from a stream of its own: random groups (or the plain
+ * pair), a PrepareForShutdown at a random time among the other events, sometimes cancelled later
+ * (the invariants hold through it: every stop within its grace, nothing restarted that was stopped).
+ */
+function addNodeShutdown(doc: Doc, seed: number, activeMs: number): void {
+  const rng = new Prng(seed, "swarm-node-shutdown");
+  if (!rng.chance(0.15)) return;
+  doc.shutdown = rng.chance(0.5)
+    ? { gracePeriod: `${rng.int(1, 60)}s`, criticalPods: `${rng.int(0, 1) === 0 ? 0 : rng.int(1, 20)}s` }
+    : { byPriority: Array.from({ length: rng.int(1, 3) }, (_, i) => ({ priority: i * 1000, grace: `${rng.int(0, 30)}s` })) };
+  const shutdown = doc.shutdown as Doc;
+  if (shutdown.criticalPods !== undefined && parseDuration(String(shutdown.criticalPods), "c") > parseDuration(String(shutdown.gracePeriod), "g")) shutdown.criticalPods = shutdown.gracePeriod;
+  const at = rng.int(0, activeMs);
+  (doc.timeline as Doc[]).push({ at: formatDuration(at), nodeShutdown: true });
+  if (rng.chance(0.5)) (doc.timeline as Doc[]).push({ at: formatDuration(at + rng.int(1000, 120_000)), nodeShutdown: false });
+  (doc.timeline as Doc[]).sort((a, b) => parseDuration(String(a.at), "at") - parseDuration(String(b.at), "at"));
 }
 
 /**
