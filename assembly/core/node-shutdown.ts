@@ -15,8 +15,6 @@ const SYSTEM_CRITICAL_PRIORITY: i32 = 2000000000;
 
 export const NODE_SHUTDOWN_REASON = "Terminated";
 export const NODE_SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown.";
-export const NODE_SHUTDOWN_NOT_ADMITTED_REASON = "NodeShutdown";
-export const NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE = "Pod was rejected as the node is shutting down.";
 
 /// Pods of at least `priority` (up to the next group's) get `gracePeriodSeconds` at shutdown.
 export class ShutdownGracePeriod {

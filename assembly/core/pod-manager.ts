@@ -10,7 +10,10 @@ import { acceptAllocation } from "./resize";
 import { RankTable } from "./rank-table";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
 import { podProblems } from "./validation";
-import { NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE, NODE_SHUTDOWN_NOT_ADMITTED_REASON } from "./node-shutdown";
+
+/// Upstream's node shutdown admission refusal (the shutdown manager's Admit).
+const NODE_SHUTDOWN_NOT_ADMITTED_REASON = "NodeShutdown";
+const NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE = "Pod was rejected as the node is shutting down.";
 
 export class PodManager {
   private byUid: Map<string, PodRecord> = new Map();

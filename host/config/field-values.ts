@@ -3,7 +3,7 @@
 // /configz shows. The field table itself is kubelet-config.ts's.
 import { formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { printable } from "../common/log.js";
-import { ConfigError, type FieldSpec } from "./kubelet-config.js";
+import { ConfigError, type FieldSpec } from "./config-types.js";
 import { readPriorityPeriods } from "./node-fields.js";
 
 const INT32_MAX = 2 ** 31 - 1;

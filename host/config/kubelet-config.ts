@@ -8,31 +8,14 @@ import { durationMs, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
 import { validateNodeShutdown, validateReservations } from "./node-fields.js";
+import { ConfigError, type FieldSpec, type KubeletConfiguration } from "./config-types.js";
+
+export { ConfigError, type KubeletConfiguration } from "./config-types.js";
 import { fromFile, fromFlag, isZero, shown } from "./field-values.js";
 
 export const CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1";
 export const CONFIG_KIND = "KubeletConfiguration";
 
-/** How a field is written: in the file (YAML types) and in /configz. */
-export type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods" | "header-map";
-
-/** How a flag's text is read into its field (lists and maps have a flag syntax of their own). */
-export type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map" | "colon-multimap";
-
-export interface FieldSpec {
-  /** Dotted path in the file (`authentication.anonymous.enabled`). */
-  path: string;
-  kind: FieldKind;
-  /** Upstream's default as /configz shows it (undefined: none, the field is left out). */
-  default?: unknown;
-  /** Upstream fills a zero value read from the file with the default (its defaulting of `== 0`, `== ""`). */
-  zeroIsUnset?: boolean;
-  /** The flag that sets it, if any, and how its text reads. */
-  flag?: string;
-  flagSyntax?: FlagSyntax;
-  /** The value without --config, where nanolet's flags default differently from the file (docs/running.md says why). */
-  flagDefault?: unknown;
-}
 
 /** imagePullCredentialsVerificationPolicy's values (upstream's names). */
 export const VERIFICATION_POLICIES = ["NeverVerify", "NeverVerifyPreloadedImages", "NeverVerifyAllowlistedImages", "AlwaysVerify"] as const;
@@ -141,8 +124,6 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "authorization.webhook.cacheUnauthorizedTTL",
 ]);
 
-/** The settings in effect: a KubeletConfiguration object with every field of FIELDS filled. */
-export type KubeletConfiguration = Record<string, any>;
 
 export interface ResolvedConfig {
   config: KubeletConfiguration;
@@ -150,8 +131,6 @@ export interface ResolvedConfig {
   warnings: string[];
 }
 
-/** A configuration error: the agent refuses to start, naming the field. */
-export class ConfigError extends Error {}
 
 export function getPath(object: Record<string, any>, dotted: string): unknown {
   let at: any = object;

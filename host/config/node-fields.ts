@@ -3,7 +3,7 @@
 // kubelet-config.ts, which reads every field.
 import { parseGoDuration } from "./go-duration.js";
 import { cpusetSize, reservationProblems } from "../node/allocatable.js";
-import type { KubeletConfiguration } from "./kubelet-config.js";
+import type { KubeletConfiguration } from "./config-types.js";
 
 /** One shutdownGracePeriodByPodPriority entry as the file writes it. */
 export interface ShutdownGracePeriodByPodPriority {

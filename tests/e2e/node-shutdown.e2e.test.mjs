@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Nanolet, privateContainerdForFile, tempDir, waitFor } from "./harness.mjs";
 import { startFakeLogind, startSystemBus } from "./system-bus.mjs";
+import { RealControlPlane, controlPlaneSkipReason } from "./control-plane.mjs";
 
 const work = tempDir("nanolet-shutdown-");
 const containerd = privateContainerdForFile(path.join(work, "containerd"));
@@ -174,6 +175,65 @@ describe("graceful node shutdown", { concurrency: false }, () => {
       await waitFor("the pods removed", async () => (await nanolet.pods()).length === 0, 60_000).catch(() => {});
       await nanolet.stop();
       delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
+    }
+  });
+});
+
+const cpSkip = controlPlaneSkipReason();
+describe("graceful node shutdown on a real apiserver", { concurrency: false }, () => {
+  test("the Node says it is shutting down, a scheduled pod ends Failed/Terminated with DisruptionTarget, and Ready returns after a cancellation", { timeout: 180_000, skip: cpSkip }, async () => {
+    const dir = path.join(work, "cluster");
+    fs.mkdirSync(dir, { recursive: true });
+    const NODE = "shutdown-nanolet";
+    const cp = await RealControlPlane.start(dir, NODE);
+    const bus = await startSystemBus(path.join(dir, "bus"));
+    const logind = await startFakeLogind(bus, path.join(dir, "logind.conf.d"), 60);
+    const manifestDir = path.join(dir, "manifests");
+    fs.mkdirSync(manifestDir);
+    const config = path.join(dir, "kubelet.yaml");
+    fs.writeFileSync(config, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\nshutdownGracePeriod: 20s\nshutdownGracePeriodCriticalPods: 5s\n");
+    process.env.DBUS_SYSTEM_BUS_ADDRESS = bus.address;
+    const nanolet = new Nanolet({ endpoint: containerd.endpoint, manifestDir, rootDir: path.join(dir, "root"), logsDir: path.join(dir, "logs"), node: NODE });
+    nanolet.start(["--config", config, "--kubeconfig", cp.nodeKubeconfig, "--node-ip", "127.0.0.1", "--logind-conf-dir", path.join(dir, "logind.conf.d")]);
+    const ready = async () => (await cp.get("nodes", undefined, NODE))?.status?.conditions?.find((c) => c.type === "Ready");
+    try {
+      await waitFor("the node Ready", async () => (await ready())?.status === "True", 60_000);
+      await waitFor("the delay lock", () => logind.events.some((e) => e.event === "inhibit"), 30_000);
+      await cp.admin.request("POST", "/api/v1/namespaces/default/pods", {
+        apiVersion: "v1", kind: "Pod", metadata: { name: "web", namespace: "default" },
+        spec: { nodeName: NODE, hostNetwork: true, automountServiceAccountToken: false, terminationGracePeriodSeconds: 30, containers: [{ name: "main", image: "busybox", imagePullPolicy: "IfNotPresent", command: ["sleep", "3600"] }] },
+      });
+      await waitFor("web Running", async () => (await cp.get("pods", "default", "web"))?.status?.phase === "Running", 60_000);
+
+      logind.send("shutdown");
+      const notReady = await waitFor("Ready False", async () => {
+        const c = await ready();
+        return c?.status === "False" ? c : false;
+      }, 30_000);
+      assert.equal(notReady.reason, "KubeletNotReady");
+      assert.equal(notReady.message, "node is shutting down");
+      const web = await waitFor("web Failed", async () => {
+        const p = await cp.get("pods", "default", "web");
+        return p?.status?.phase === "Failed" ? p : false;
+      }, 60_000);
+      assert.equal(web.status.reason, "Terminated");
+      assert.equal(web.status.message, "Pod was terminated in response to imminent node shutdown.");
+      const disruption = web.status.conditions.find((c) => c.type === "DisruptionTarget");
+      assert.deepEqual({ status: disruption?.status, reason: disruption?.reason, message: disruption?.message }, { status: "True", reason: "TerminationByKubelet", message: "Pod was terminated in response to imminent node shutdown." });
+      await waitFor("the lock released", () => logind.events.some((e) => e.event === "released"), 60_000);
+      const events = (await cp.list("events", "default")).filter((e) => e.reason === "NodeShutdown");
+      assert.ok(events.some((e) => e.message === "Shutdown manager detected shutdown event"), JSON.stringify(events.map((e) => e.message)));
+
+      logind.send("cancel");
+      await waitFor("Ready True again", async () => (await ready())?.status === "True", 60_000);
+    } finally {
+      await cp.admin.request("DELETE", "/api/v1/namespaces/default/pods/web", { gracePeriodSeconds: 0 }).catch(() => {});
+      await waitFor("the pods removed", async () => (await nanolet.pods()).length === 0, 60_000).catch(() => {});
+      await nanolet.stop();
+      delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
+      logind.stop();
+      bus.stop();
+      await cp.stop();
     }
   });
 });
