@@ -103,3 +103,15 @@ test("the static sources are one set once each has spoken", () => {
   sets.set("file", { pods: [{ spec: { name: "f" } }], problems: [] });
   assert.deepEqual(out.at(-1).pods.map((p) => p.spec.name), ["f", "h"]);
 });
+
+test("a URL's pod's mirror pod says it came from http, a file's from file", async () => {
+  const { mirrorPodObject } = await import("../../dist/cluster/mirror-pods.js");
+  const scans = [];
+  const source = new UrlPodSource({ url: `${base}/pods`, headers: {}, nodeName: "n1", periodMs: 3_600_000, cacheFile: path.join(fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-url-")), "last"), log: { log: () => {} }, onScan: (s) => scans.push(s) });
+  answer = () => ({ status: 200, body: POD("m") });
+  await source.check();
+  const mirror = mirrorPodObject(scans.at(-1).pods[0], "n1", "node-uid", "2026-01-01T00:00:00Z");
+  assert.equal(mirror.metadata.annotations["kubernetes.io/config.source"], "http");
+  const fileMirror = mirrorPodObject({ ...scans.at(-1).pods[0], source: undefined }, "n1", "node-uid", "2026-01-01T00:00:00Z");
+  assert.equal(fileMirror.metadata.annotations["kubernetes.io/config.source"], "file");
+});
