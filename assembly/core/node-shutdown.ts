@@ -133,7 +133,8 @@ export class NodeShutdown {
   }
 
   /// As upstream's kill: the group's grace, or the pod's own when that is shorter; the status
-  /// says Failed, reason Terminated, with a DisruptionTarget condition.
+  /// says Failed, reason Terminated, with a DisruptionTarget condition; a pod whose containers
+  /// all exit 0 ends Succeeded instead (upstream's final status, computed once they stopped).
   private kill(uid: string, groupGraceSeconds: i64): void {
     if (!this.pods.has(uid)) return;
     const rec = this.pods.get(uid);
@@ -142,7 +143,7 @@ export class NodeShutdown {
     let grace = groupGraceSeconds < 0 ? 0 : groupGraceSeconds;
     const own = spec.hasGracePeriod ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE_PERIOD_SECONDS;
     if (own <= grace) grace = own;
-    rec.failure = new PodFailure(NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE, true);
+    rec.failure = new PodFailure(NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE, true, true);
     rec.graceOverrideSeconds = grace;
     rec.terminal = true;
     rec.dirty = true;

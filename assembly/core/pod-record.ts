@@ -13,7 +13,9 @@ import { PodSlot, SlotOwner } from "./pleg";
 /// Why the node itself failed a pod (eviction, admission under pressure): the pod is Failed
 /// with this reason and message whatever its containers say.
 export class PodFailure {
-  constructor(public reason: string, public message: string, public disruption: bool) {}
+  /// `completionWins`: as upstream's node shutdown kill, a pod whose containers all end with 0 is
+  /// Succeeded (without the reason) once they stopped; otherwise the failure makes it Failed at once.
+  constructor(public reason: string, public message: string, public disruption: bool, public completionWins: bool = false) {}
 }
 
 /// What was last given to the runtime for one container: the values and the spec's lists.

@@ -36,7 +36,12 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   let phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), podIsTerminal, init);
   const previous = rec.status;
   const failure = rec.failure;
-  if (failure !== null) phase = PodPhase.Failed; // evicted or refused by the node
+  if (failure !== null && failure.completionWins) {
+    // Stopped by the node shutdown: upstream's final status is the phase of the stopped
+    // containers (all 0: Succeeded); until they stopped the pod keeps its phase.
+    if (finished) phase = podPhase(statuses, hasStatus, stoppedBefore, restartPolicyOf(spec), true, init) == PodPhase.Succeeded ? PodPhase.Succeeded : PodPhase.Failed;
+    else if (previous !== null && (previous.phase == PodPhase.Succeeded || previous.phase == PodPhase.Failed)) phase = previous.phase;
+  } else if (failure !== null) phase = PodPhase.Failed; // evicted or refused by the node
   else if (rec.terminal && previous !== null) phase = previous.phase; // never leaves Succeeded or Failed
   else if (spec.hasReportedTerminalPhase) phase = spec.reportedTerminalPhase; // finished before this agent knew it
   if (phase == PodPhase.Succeeded || phase == PodPhase.Failed) rec.terminal = true;
@@ -52,8 +57,11 @@ export function refreshStatus(rec: PodRecord, ctx: WorkerContext): void {
   const previousConditions = previous !== null ? previous.conditions : [];
   status.conditions = podConditions(statuses, phase, status.sandboxId.length > 0, previousConditions, ctx.nowMs, spec.readinessGates, init);
   if (failure !== null) {
-    status.reason = failure.reason;
-    status.message = failure.message;
+    // A Succeeded pod says no reason (upstream keeps the reason only with the phase it came with).
+    if (phase != PodPhase.Succeeded) {
+      status.reason = failure.reason;
+      status.message = failure.message;
+    }
     if (failure.disruption) {
       status.conditions.push(extraCondition(PodConditionType.DisruptionTarget, "TerminationByKubelet", failure.message, previousConditions, ctx.nowMs));
     }

@@ -125,10 +125,12 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
     out.podIP = podIp;
     out.podIPs = (ctx.hostNetwork && ctx.nodeIps ? ctx.nodeIps : [podIp]).map((ip) => ({ ip }));
   }
-  // The apiserver's reason stays unless the core gives one (upstream keeps pod.Status.Reason):
-  // after an agent restart an evicted pod is still Evicted.
-  out.reason = status.reason || current.reason || null;
-  out.message = status.message || current.message || null;
+  // The apiserver's reason stays unless the core gives one, while the phase is the one it came
+  // with (upstream keeps pod.Status.Reason with its phase): after an agent restart an evicted pod
+  // is still Evicted; a pod a shutdown stopped that ended Succeeded says no reason.
+  const samePhase = current.phase === undefined || current.phase === out.phase;
+  out.reason = status.reason || (samePhase ? current.reason : null) || null;
+  out.message = status.message || (samePhase ? current.message : null) || null;
   out.startTime = current.startTime ?? (status.startTimeMs > 0n ? apiTime(Number(status.startTimeMs)) : undefined);
   out.resources = podResourcesStatus(ctx.podSpec, status.containerStatuses, status.initContainerStatuses ?? []);
   return out;

@@ -63,6 +63,8 @@ export class FakeNode {
    *  it answers), as a container that ignores SIGTERM keeps CRI's StopContainer waiting. */
   slowStopOf: string = "";
   slowStopMs: u64 = 0;
+  /** The exit code of a container a StopContainer stops (137: killed; 0: it exits on SIGTERM). */
+  stopExitCode: i32 = 137;
   /** StartContainer answers success and leaves the container created. */
   ignoreStarts: bool = false;
   /** Deliver relists taken this many ms before now (a slow runtime). */
@@ -213,7 +215,7 @@ export class FakeNode {
       case ActionTag.StopContainer: {
         const c = this.container(k.stop!.containerId);
         if (c.state == ContainerState.Running && c.name == this.slowStopOf) this.nowMs += this.slowStopMs;
-        if (c.state == ContainerState.Running) this.exitContainer(c, 137, "Error");
+        if (c.state == ContainerState.Running) this.exitContainer(c, this.stopExitCode, this.stopExitCode == 0 ? "Completed" : "Error");
         break;
       }
       case ActionTag.RemoveContainer: {

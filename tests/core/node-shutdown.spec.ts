@@ -114,6 +114,21 @@ describe("node shutdown: stopping pods", () => {
     expect(node.runningCount("app")).toBe(0);
   });
 
+  it("ends a pod whose containers exit 0 on SIGTERM Succeeded, without the reason, as upstream's final status", () => {
+    const node = running([pod("a", 0, 30)]);
+    node.stopExitCode = 0;
+    node.agent.configureNodeShutdown(20, 5, []);
+    node.agent.handleNodeShutdown(node.nowMs, true);
+    node.runUntil(node.nowMs + 30 * S);
+    const status = node.statuses.get("a");
+    expect(status.phase).toBe(PodPhase.Succeeded);
+    expect(status.reason).toBe("");
+    let disruption = false;
+    for (let i = 0; i < status.conditions.length; i++) if (status.conditions[i].conditionType == PodConditionType.DisruptionTarget) disruption = status.conditions[i].status;
+    expect(disruption).toBe(true);
+    expect(node.runningCount("app")).toBe(0);
+  });
+
   it("waits no longer than a group's grace for its pods before the next group", () => {
     const node = running([pod("low", 0, 30), pod("crit", CRITICAL, 30)]);
     node.agent.configureNodeShutdown(0, 0, byPriority([0, 10, CRITICAL, 5]));
