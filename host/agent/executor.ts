@@ -129,7 +129,8 @@ export class Executor {
     const kind = action.kind;
     switch (kind.tag) {
       case "run-sandbox": {
-        const { config, warnings } = this.sandboxFor(kind.val);
+        const facts = this.options.podFacts?.(kind.val.podUid);
+        const { config, warnings } = this.sandboxFor(kind.val, facts);
         // As upstream's createPodSandbox: the pod's log directory first, so that a name the file
         // system cannot hold (a 250-character pod name) fails the sandbox, said once per try,
         // instead of every container start.
@@ -142,7 +143,7 @@ export class Executor {
         for (const w of warnings) this.options.onEvent?.(action, { containerName: "", eventType: "warning", reason: w.reason, message: w.message });
         // The pod's RuntimeClass gives CRI its handler (upstream's RuntimeClassManager), looked up
         // at each sandbox creation: an unknown class fails this try, and the next looks again.
-        const runtimeClassName = this.options.podFacts?.(kind.val.podUid)?.spec?.runtimeClassName;
+        const runtimeClassName = facts?.spec?.runtimeClassName;
         if (typeof runtimeClassName === "string" && runtimeClassName !== "" && this.options.runtimeHandler) {
           config.runtimeHandler = await this.options.runtimeHandler(runtimeClassName);
         }

@@ -216,7 +216,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const server = await startControlSocket(path.join(rootDir, "nanolet.sock"), podTable);
   if (client && access) {
     cluster = new ClusterAgent({
-      client, nodeName, log, loop, runtime, rootDir, nodeIp: nodeIps[0], nodeIps, providerId: config.providerID || undefined,
+      client, nodeName, log, loop, runtime, rootDir, nodeIps, providerId: config.providerID || undefined,
       reservations,
       kubeletPort: apiPort,
       nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),

@@ -60,7 +60,6 @@ export interface ClusterAgentOptions {
   runtime: Runtime;
   rootDir: string;
   /** Overrides the node's InternalIP (kubelet --node-ip); a dual-stack pair gives both. */
-  nodeIp?: string;
   nodeIps?: string[];
   /** `--provider-id`: the Node's spec.providerID. */
   providerId?: string;
@@ -121,8 +120,9 @@ export class ClusterAgent {
   constructor(private options: ClusterAgentOptions) {
     const { client, nodeName, log } = options;
     this.machine = readMachineInfo(options.rootDir);
-    if (options.nodeIp) this.machine.internalIp = options.nodeIp;
-    if (options.nodeIps && options.nodeIps.length > 1) this.machine.internalIps = options.nodeIps;
+    const nodeIps = options.nodeIps ?? [];
+    if (nodeIps.length > 0) this.machine.internalIp = nodeIps[0];
+    if (nodeIps.length > 1) this.machine.internalIps = nodeIps;
     this.reflector = new PodReflector({
       client,
       nodeName,

@@ -5,6 +5,7 @@ import type { ImageInfo } from "../cri/runtime.js";
 import type { MachineInfo } from "../node/machine.js";
 import { PLEG_UNHEALTHY_AFTER_MS } from "../common/pleg-policy.js";
 import { nodeResources, type ReservationSettings } from "../node/allocatable.js";
+import { DEFAULT_EVICTION_HARD_MAP } from "../config/kubelet-config.js";
 
 /** Upstream's version it follows, with nanolet as build metadata (as K3s does): version checks see 1.36.2. */
 export const KUBELET_VERSION = "v1.36.2+nanolet";
@@ -55,12 +56,12 @@ export interface NodeCondition {
   lastTransitionTime?: string;
 }
 
-/** The hard eviction thresholds upstream keeps aside when none are configured. */
+/** What allocatable keeps aside when the caller gives nothing: upstream's default thresholds alone. */
 const DEFAULT_RESERVATIONS: ReservationSettings = {
   systemReserved: {},
   kubeReserved: {},
   reservedSystemCPUs: "",
-  evictionHard: { "memory.available": "100Mi", "nodefs.available": "10%" },
+  evictionHard: DEFAULT_EVICTION_HARD_MAP,
   maxPods: MAX_PODS,
 };
 

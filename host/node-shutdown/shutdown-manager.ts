@@ -4,6 +4,7 @@
 // only talks to logind. On a node without logind it logs one line and stays off.
 import type { Logger } from "../common/log.js";
 import type { Logind } from "./logind.js";
+import { formatGoDuration } from "../config/go-duration.js";
 
 /** Upstream's wait before watching logind again after the bus connection ended. */
 const RECONNECT_MS = 1000;
@@ -125,12 +126,7 @@ export class NodeShutdownManager {
   }
 }
 
-/** A duration as Go prints whole seconds ("30s", "1m30s"). */
+/** A duration in milliseconds as Go prints it (`30s`, `1m30s`). */
 function seconds(ms: number): string {
-  const total = Math.round(ms / 1000);
-  const minutes = Math.floor(total / 60);
-  const hours = Math.floor(minutes / 60);
-  if (hours > 0) return `${hours}h${minutes % 60}m${total % 60}s`;
-  if (minutes > 0) return `${minutes}m${total % 60}s`;
-  return `${total}s`;
+  return formatGoDuration(BigInt(Math.round(ms)) * 1_000_000n);
 }

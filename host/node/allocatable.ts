@@ -41,6 +41,23 @@ export function decimalQuantity(milli: bigint): string {
   return String(whole);
 }
 
+/**
+ * Bytes a hard eviction threshold keeps aside: a quantity, or a percentage of the capacity as
+ * upstream computes it, int64(float64(capacity) * float64(percentage)) with a float32 percentage
+ * (10% is 0.100000001490116...: not exactly a tenth). 0 for what is neither.
+ */
+export function thresholdBytes(value: string, capacityBytes: number): number {
+  if (value.endsWith("%")) {
+    const percentage = Math.fround(Math.fround(Number(value.slice(0, -1))) / 100);
+    const bytes = Math.floor(capacityBytes * percentage);
+    return Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
+  }
+  const milli = quantityMilli(value);
+  if (milli === undefined || milli <= 0n) return 0;
+  // Whole bytes, rounded up as a quantity's Value() is.
+  return Number(milli / 1000n + (milli % 1000n !== 0n ? 1n : 0n));
+}
+
 /** The resources a reservation may name (upstream refuses others). */
 const RESERVABLE = /^(cpu|memory|ephemeral-storage|pid|hugepages-[0-9A-Za-z]+)$/;
 
@@ -122,15 +139,7 @@ export function nodeResources(machine: MachineInfo, settings: ReservationSetting
   const eviction = (name: string) => {
     const signal = name === "memory" ? "memory.available" : name === "ephemeral-storage" ? "nodefs.available" : undefined;
     const value = signal ? settings.evictionHard[signal] : undefined;
-    if (value === undefined) return 0n;
-    if (value.endsWith("%")) {
-      // int64(float64(capacity) * float64(percentage)), in bytes, as upstream, whose percentage
-      // is a float32 (10% is 0.100000001490116...): the result is not exactly a tenth.
-      const percentage = Math.fround(Math.fround(Number(value.slice(0, -1))) / 100);
-      const bytes = Math.floor(Number(capacity.get(name)! / 1000n) * percentage);
-      return Number.isFinite(bytes) ? BigInt(bytes) * 1000n : 0n;
-    }
-    return quantityMilli(value) ?? 0n;
+    return value === undefined ? 0n : BigInt(thresholdBytes(value, Number(capacity.get(name)! / 1000n))) * 1000n;
   };
   const format = (name: string, milli: bigint) => (name === "cpu" ? decimalQuantity(milli) : name === "pods" ? String(milli / 1000n) : binaryQuantity(milli / 1000n));
   const allocatableMilli = new Map<string, bigint>();

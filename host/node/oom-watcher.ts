@@ -4,16 +4,19 @@
 // a system OOM: its status says OOMKilled (the runtime's exit reason).
 //
 // Reading is bounded and resumable: /dev/kmsg is read without blocking (one record per read,
-// at most MAX_RECORDS_PER_PASS a pass, each at most KMSG_RECORD_BYTES), and the last record seen
-// is kept with the boot's id, so an agent restarted in the same boot neither repeats an OOM nor
-// misses one that happened while it was down.
+// at most MAX_RECORDS_PER_PASS a pass, each at most KMSG_RECORD_BYTES), and the position (the
+// last record read when an OOM was reported, or the agent stopped) is kept with the boot's id, so
+// an agent restarted in the same boot neither repeats an OOM nor misses one from while it was down.
 import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "../common/log.js";
+import { readBoundedText } from "../files/bounded-file.js";
 
 /** The kernel's largest printk record is under 1 KiB of text; 8 KiB holds any record with its prefix. */
 const KMSG_RECORD_BYTES = 8192;
 const MAX_RECORDS_PER_PASS = 2000;
+/** Passes the first start may take to read past what the kernel held (a full ring is ~50 passes). */
+const MAX_CATCH_UP_PASSES = 200;
 /** Lines an OOM report may take between its first and last line before it is dropped as broken. */
 const MAX_REPORT_LINES = 400;
 
@@ -113,6 +116,8 @@ export class OomWatcher {
   private savedSeq = -1n;
   private buffer = Buffer.alloc(KMSG_RECORD_BYTES);
   private bootId: string;
+  /** False while the first start reads past what the kernel held before (nothing reported). */
+  private reporting = true;
 
   constructor(private options: OomWatcherOptions) {
     this.bootId = options.bootId ?? readBootId();
@@ -132,11 +137,17 @@ export class OomWatcher {
       return false;
     }
     // The first start reads what the kernel already holds without reporting it (upstream starts at
-    // the log's end); a restart in the same boot goes on from where it stopped.
-    const firstStart = this.lastSeq < 0n;
-    this.timer = setInterval(() => this.pass(), this.options.pollMs ?? 1000);
+    // the log's end) and keeps that position; a restart in the same boot goes on from it.
+    if (this.lastSeq < 0n) {
+      this.reporting = false;
+      // The whole ring buffer (a few MiB at most), a pass at a time.
+      for (let pass = 0; pass < MAX_CATCH_UP_PASSES && this.drain() === MAX_RECORDS_PER_PASS; pass++);
+      this.reporting = true;
+      this.saveState();
+    }
+    this.timer = setInterval(() => this.drain(), this.options.pollMs ?? 1000);
     this.timer.unref?.();
-    this.pass(firstStart);
+    this.drain();
     return true;
   }
 
@@ -147,22 +158,11 @@ export class OomWatcher {
     this.fd = undefined;
   }
 
-  /** Reads what the kernel logged since the last pass (bounded). */
-  pass(silently = false): void {
-    if (this.fd === undefined) return;
-    const onOom = this.options.onOom;
-    if (silently) this.options.onOom = () => {};
-    try {
-      this.drain();
-    } finally {
-      this.options.onOom = onOom;
-    }
-    this.saveState();
-  }
-
-  private drain(): void {
-    if (this.fd === undefined) return;
-    for (let i = 0; i < MAX_RECORDS_PER_PASS; i++) {
+  /** Reads what the kernel logged since the last pass (bounded); returns how many records. */
+  private drain(): number {
+    if (this.fd === undefined) return 0;
+    let i = 0;
+    for (; i < MAX_RECORDS_PER_PASS; i++) {
       let n: number;
       try {
         n = fs.readSync(this.fd, this.buffer, 0, this.buffer.length, null);
@@ -177,6 +177,7 @@ export class OomWatcher {
       if (n === 0) break;
       this.record(this.buffer.toString("utf8", 0, n));
     }
+    return i;
   }
 
   /** One record of the kernel log (also the tests' way in, with recorded lines). */
@@ -186,12 +187,16 @@ export class OomWatcher {
     if (record.seq <= this.lastSeq) return; // seen before this agent's restart
     this.lastSeq = record.seq;
     const instance = this.parser.feed(record.message);
-    if (instance) this.options.onOom(instance);
+    if (!instance || !this.reporting) return;
+    this.options.onOom(instance);
+    // The position is written with each OOM reported (and at stop), not with every record: a
+    // busy kernel log must not become a write a second on the device's flash.
+    this.saveState();
   }
 
   private loadState(): bigint {
     try {
-      const text = fs.readFileSync(this.options.stateFile, "utf8").slice(0, 256);
+      const text = readBoundedText(this.options.stateFile, 256);
       const m = /^(\S+) (\d+)$/.exec(text.trim());
       if (m && m[1] === this.bootId) return BigInt(m[2]);
     } catch {

@@ -3,6 +3,7 @@
 // checks as a manifest file. A server that fails, answers slowly, too much, or garbage changes
 // nothing: the pods it served last keep running, and why is logged once per kind of failure.
 // The last good answer is kept on disk, so a node restarted while the server is down runs them.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -11,6 +12,7 @@ import type { Logger } from "../common/log.js";
 import { printable } from "../common/log.js";
 import { MAX_MANIFEST_BYTES } from "./limits.js";
 import { manifestsFromBytes, type ScanResult } from "./static-pods.js";
+import { readManifestBytes } from "./manifest-files.js";
 
 /** Upstream's http client time-out for the whole request. */
 const FETCH_TIMEOUT_MS = 10_000;
@@ -113,7 +115,8 @@ export interface UrlPodSourceOptions {
 export class UrlPodSource {
   private timer: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
-  private lastBody: string | undefined;
+  /** A digest of the last answer delivered: an unchanged answer is not parsed again (nor kept). */
+  private lastDigest: string | undefined;
   private delivered = false;
   private stopped = false;
 
@@ -144,8 +147,8 @@ export class UrlPodSource {
     }
     if (this.lastError !== undefined) log.log("info", "Manifest URL readable again", { url: shown(url) });
     this.lastError = undefined;
-    const text = Buffer.from(result.bytes).toString("latin1");
-    if (text === this.lastBody && this.delivered) return;
+    const digest = createHash("sha256").update(result.bytes).digest("hex");
+    if (digest === this.lastDigest && this.delivered) return;
     const scan = manifestsFromBytes(result.bytes, url, this.options.nodeName, true);
     // Garbage (nothing that is a pod, only problems) is a failure of the server: keep what runs.
     if (scan.pods.length === 0 && scan.problems.length > 0) {
@@ -155,7 +158,7 @@ export class UrlPodSource {
       if (!this.delivered) this.deliver(this.readCache(), true);
       return;
     }
-    this.lastBody = text;
+    this.lastDigest = digest;
     this.writeCache(result.bytes);
     this.deliver(scan, false);
   }
@@ -166,21 +169,11 @@ export class UrlPodSource {
     this.options.onScan(scan);
   }
 
+  /** The last good answer, read as a manifest file is read (no links followed, bounded, a regular file only). */
   private readCache(): ScanResult {
-    try {
-      const fd = fs.openSync(this.options.cacheFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-      try {
-        const stat = fs.fstatSync(fd);
-        if (!stat.isFile() || stat.size > MAX_MANIFEST_BYTES) return { pods: [], problems: [] };
-        const bytes = Buffer.alloc(stat.size);
-        fs.readSync(fd, bytes, 0, stat.size, 0);
-        return manifestsFromBytes(new Uint8Array(bytes), this.options.url, this.options.nodeName, true);
-      } finally {
-        fs.closeSync(fd);
-      }
-    } catch {
-      return { pods: [], problems: [] };
-    }
+    const read = readManifestBytes(this.options.cacheFile);
+    if (!read.ok) return { pods: [], problems: [] };
+    return manifestsFromBytes(read.bytes, this.options.url, this.options.nodeName, true);
   }
 
   private writeCache(bytes: Uint8Array): void {

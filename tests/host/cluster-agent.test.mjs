@@ -50,7 +50,7 @@ async function setup(t) {
     },
   });
   await loop.start();
-  cluster = new ClusterAgent({ client: new ApiClient({ server: api.url, token: "node" }), nodeName: NODE, log, loop, runtime, rootDir: os.tmpdir(), nodeIp: "10.1.2.3" });
+  cluster = new ClusterAgent({ client: new ApiClient({ server: api.url, token: "node" }), nodeName: NODE, log, loop, runtime, rootDir: os.tmpdir(), nodeIps: ["10.1.2.3"] });
   cluster.start();
   t.after(async () => {
     cluster.stop();

@@ -86,7 +86,7 @@ async function agent(api, runtime, checkpointDir, log = new MemoryLogger()) {
   loop.holdUntilSourcesReady(60_000);
   await loop.start();
   cluster = new ClusterAgent({
-    client: new ApiClient({ server: api.url, token: "node" }), nodeName: NODE, log, loop, runtime, rootDir: os.tmpdir(), nodeIp: "10.1.2.3",
+    client: new ApiClient({ server: api.url, token: "node" }), nodeName: NODE, log, loop, runtime, rootDir: os.tmpdir(), nodeIps: ["10.1.2.3"],
     checkpoints: new PodCheckpoints(new CheckpointStore(checkpointDir, "pod", log)),
     restoreAfterMs: 60_000, // the test's outages are refused connections: restored at the first error
   });
