@@ -28,6 +28,9 @@ import { PROBE_RESULT_SIZE, liftProbeResult, lowerProbeResult } from "./abi/prob
 import { ProbeResult } from "./core/probe-types";
 import { ShutdownGracePeriod } from "./core/node-shutdown";
 import { BackOffCheckpoint } from "./core/backoff";
+import { DeviceInfo } from "./core/hardware/device-manager";
+import { DEVICE_SIZE, liftDevice, liftHardwareStateParts, lowerHardwareState } from "./abi/hardware";
+import { liftHardwareConfig } from "./abi/hardware-config";
 import { BACK_OFF_CHECKPOINT_SIZE, liftBackOffCheckpoint, lowerBackOffCheckpoint } from "./abi/back-offs";
 
 export { cabiRealloc as cabi_realloc };
@@ -231,6 +234,50 @@ export function agentRestoreBackOffs(rep: i32, nowMs: u64, entriesPtr: usize, en
   agentOf(rep).restoreBackOffs(nowMs, entries);
 }
 
+export function agentConfigureHardware(
+  rep: i32, cpusPtr: usize, cpusLen: u32, numaPtr: usize, numaLen: u32, cpuPolicy: i32, reservedPtr: usize, reservedLen: u32,
+  reservedCount: u32, fullPcpusOnly: i32, reconcilePeriodMs: u64, memoryPolicy: i32, reservedMemoryPtr: usize,
+  reservedMemoryLen: u32, topologyPolicy: i32, topologyScope: i32,
+): usize {
+  const config = liftHardwareConfig(cpusPtr, cpusLen, numaPtr, numaLen, cpuPolicy, reservedPtr, reservedLen, reservedCount,
+    fullPcpusOnly, reconcilePeriodMs, memoryPolicy, reservedMemoryPtr, reservedMemoryLen, topologyPolicy, topologyScope);
+  resetArgumentArena();
+  return lowerUnitResult(agentOf(rep).configureHardware(config));
+}
+
+export function agentHandleDevices(rep: i32, nowMs: u64, resourcePtr: usize, resourceLen: u32, devicesPtr: usize, devicesLen: u32): void {
+  const resource = liftStringParts(resourcePtr, resourceLen);
+  const devices = liftListParts<DeviceInfo>(devicesPtr, devicesLen, DEVICE_SIZE, liftDevice);
+  resetArgumentArena();
+  agentOf(rep).handleDevices(nowMs, resource, devices);
+}
+
+export function agentRestoreHardware(
+  rep: i32, defaultPtr: usize, defaultLen: u32, cpusPtr: usize, cpusLen: u32, devicesPtr: usize, devicesLen: u32, memoryPtr: usize, memoryLen: u32,
+): void {
+  const state = liftHardwareStateParts(cpusPtr, cpusLen, devicesPtr, devicesLen, memoryPtr, memoryLen);
+  resetArgumentArena();
+  agentOf(rep).hardware.restore(state.cpus, state.devices, state.memory);
+}
+
+export function agentHardwareState(rep: i32): usize {
+  const hardware = agentOf(rep).hardware;
+  lowerHardwareState(RETURN_AREA, hardware.cpu.defaultSet, hardware.cpu.assignments, hardware.devices.assignments, hardware.memory.assignments);
+  return RETURN_AREA;
+}
+
+/// result<_, string>: tag u8 @0 (0 ok, 1 err), the error string @4.
+function lowerUnitResult(error: string): usize {
+  store<u8>(RETURN_AREA, error.length == 0 ? 0 : 1);
+  if (error.length == 0) {
+    store<u32>(RETURN_AREA, 0, 4);
+    store<u32>(RETURN_AREA, 0, 8);
+  } else {
+    lowerString(RETURN_AREA + 4, error);
+  }
+  return RETURN_AREA;
+}
+
 function lowerDeadline(deadlineMs: u64): usize {
   // u64.MAX_VALUE is the core's "no deadline", the WIT's none.
   store<u8>(RETURN_AREA, deadlineMs == u64.MAX_VALUE ? 0 : 1);
@@ -326,4 +373,5 @@ export { imageGcPlan } from "./library/image-gc";
 export { cgroupsContainerCgroup, cgroupsPodCgroup, cgroupsPodCgroupParent } from "./library/cgroups";
 export { statusPodPhaseOf } from "./library/status";
 export { restartShouldRestart, restartBackOffStep, restartInBackOff } from "./library/restart";
+export { hardwareTakeCpus, hardwareMergeHints } from "./library/hardware";
 export { probeTick, probeRecordOutcome, probeFirstTickAt, probeNextTickAt } from "./library/probe";

@@ -3,6 +3,7 @@
 import {
   ActionKind,
   ActionTag,
+  ContainerCpuset,
   ContainerRef,
   ContainerStatus,
   CreateContainer,
@@ -21,6 +22,8 @@ import {
 } from "../core/model";
 import { liftList, liftString, liftStringElement, lowerList, lowerString, lowerStringElement } from "./memory";
 import { HookRequest, ProbeRequest } from "../core/probe-types";
+import { DeviceAssignment } from "../core/hardware/assignments";
+import { DEVICE_ASSIGNMENT_SIZE, liftDeviceAssignment, lowerDeviceAssignment } from "./hardware";
 import { liftHookRequest, liftProbeRequest, lowerHookRequest, lowerProbeRequest } from "./probes";
 import { RESOURCE_QUANTITY_SIZE, liftContainerSpec, liftResourceQuantity, lowerContainerSpec, lowerResourceQuantity } from "./pod-spec";
 
@@ -31,7 +34,8 @@ const LINUX_RESOURCES_SIZE: usize = 48;
 //   termination-grace-period-seconds s64 @32, cgroup-parent @40, pod-resources @48 (48) }: 96, align 8.
 const SANDBOX_SPEC_SIZE: usize = 96;
 // create-container { sandbox-id @0, sandbox @8 (96), attempt u32 @104, spec-hash @108,
-//   container @120 (504, align 8), resources @624 (48), target-container-id @672 }: 680, align 8.
+//   container @120 (504, align 8), resources @624 (48), target-container-id @672, cpuset-cpus @680,
+//   cpuset-mems @688, devices @696 }: 704, align 8.
 // update-container-resources { container-id @0, container-name @8, resources @16 }: 64, align 8.
 // pod-cgroup-update { cgroup-parent @0, resources @8 }: 56, align 8.
 // node-pressure { memory u8 @0, disk u8 @1, pid u8 @2 }: 3, align 1.
@@ -51,10 +55,11 @@ const POD_CONDITION_SIZE: usize = 32;
 //   version u64 @40, conditions @48, start-time-ms u64 @56, init-container-statuses @64,
 //   finished u8 @72, ephemeral-container-statuses @76 }: 88, align 8.
 // pod-event { container-name @0, event-type u8 @8, reason @12, message @20 }: 28, align 4.
-// action-kind: tag u8 @0, payload @8 (largest case create-container, 680): 688, align 8.
+// container-cpuset { container-id @0, container-name @8, cpuset-cpus @16, cpuset-mems @24 }: 32, align 4.
+// action-kind: tag u8 @0, payload @8 (largest case create-container, 704): 712, align 8.
 const ACTION_PAYLOAD_OFFSET: usize = 8;
-// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 720, align 8.
-export const PLANNED_ACTION_SIZE: usize = 720;
+// planned-action { id u64 @0, pod-uid @8, pod-namespace @16, pod-name @24, kind @32 }: 744, align 8.
+export const PLANNED_ACTION_SIZE: usize = 744;
 
 function liftLinuxResources(ptr: usize): LinuxResources {
   const r = new LinuxResources();
@@ -109,6 +114,9 @@ function liftCreateContainer(ptr: usize): CreateContainer {
   create.container = liftContainerSpec(ptr + 120);
   create.resources = liftLinuxResources(ptr + 624);
   create.targetContainerId = liftString(ptr + 672);
+  create.cpusetCpus = liftString(ptr + 680);
+  create.cpusetMems = liftString(ptr + 688);
+  create.devices = liftList<DeviceAssignment>(ptr + 696, DEVICE_ASSIGNMENT_SIZE, liftDeviceAssignment);
   return create;
 }
 
@@ -120,6 +128,9 @@ function lowerCreateContainer(ptr: usize, create: CreateContainer): void {
   lowerContainerSpec(ptr + 120, create.container);
   lowerLinuxResources(ptr + 624, create.resources);
   lowerString(ptr + 672, create.targetContainerId);
+  lowerString(ptr + 680, create.cpusetCpus);
+  lowerString(ptr + 688, create.cpusetMems);
+  lowerList<DeviceAssignment>(ptr + 696, create.devices, DEVICE_ASSIGNMENT_SIZE, lowerDeviceAssignment);
 }
 
 function liftContainerStatus(ptr: usize): ContainerStatus {
@@ -286,6 +297,10 @@ function liftActionKind(ptr: usize): ActionKind {
       kind.names = liftList<string>(payload, 8, liftStringElement);
       break;
     case ActionTag.TearDownVolumes:
+    case ActionTag.HardwareStateChanged:
+      break;
+    case ActionTag.UpdateContainerCpuset:
+      kind.cpuset = new ContainerCpuset(liftString(payload), liftString(payload + 8), liftString(payload + 16), liftString(payload + 24));
       break;
     default:
       assert(false, "abi: unknown action-kind case");
@@ -369,7 +384,16 @@ function lowerActionKind(ptr: usize, kind: ActionKind): void {
       lowerList<string>(payload, kind.names, 8, lowerStringElement);
       break;
     case ActionTag.TearDownVolumes:
+    case ActionTag.HardwareStateChanged:
       break;
+    case ActionTag.UpdateContainerCpuset: {
+      const cpuset = changetype<ContainerCpuset>(kind.cpuset);
+      lowerString(payload, cpuset.containerId);
+      lowerString(payload + 8, cpuset.containerName);
+      lowerString(payload + 16, cpuset.cpusetCpus);
+      lowerString(payload + 24, cpuset.cpusetMems);
+      break;
+    }
     default:
       assert(false, "abi: unknown action-kind case");
   }

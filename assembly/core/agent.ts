@@ -3,6 +3,8 @@
 // apply outcomes, the status manager publishes statuses and the eviction pass protects the node.
 // Sans-IO: inputs carry `nowMs`, outputs are queued actions the host polls.
 import { ActionResults } from "./action-results";
+import { DeviceInfo } from "./hardware/device-manager";
+import { HardwareConfig, HardwareManager } from "./hardware/hardware-manager";
 import { Backoff, BackOffCheckpoint } from "./backoff";
 import { WorkerContext } from "./context";
 import { EvictionPass } from "./eviction-pass";
@@ -15,7 +17,7 @@ import { ProbeManager } from "./probe-manager";
 import { ProbeResult } from "./probe-types";
 import { WorkerEvent, WorkerState, movePod } from "./pod-workers";
 import { PodFailure } from "./pod-record";
-import { EventType } from "./model";
+import { ContainerState, EventType } from "./model";
 import { RankTable } from "./rank-table";
 import { RelistIntake } from "./relist-intake";
 import { refreshStatus } from "./status-manager";
@@ -83,6 +85,21 @@ export class Agent {
   /// Applies the node's resources and eviction flags; returns the error, or "" when applied.
   configureNode(config: NodeConfig): string {
     return this.eviction.configure(config);
+  }
+
+  /// Sets the topology, CPU and memory managers; "" when applied, else the reason.
+  configureHardware(config: HardwareConfig): string {
+    return this.ctx.hardware.configure(config);
+  }
+
+  /// A device plugin's devices (or none: the plugin went away).
+  handleDevices(nowMs: u64, resource: string, devices: DeviceInfo[]): void {
+    this.ctx.nowMs = nowMs;
+    this.ctx.hardware.setDevices(resource, devices);
+  }
+
+  get hardware(): HardwareManager {
+    return this.ctx.hardware;
   }
 
   /// Sets graceful node shutdown; returns the delay the lock must hold, 0 for off.
@@ -163,6 +180,7 @@ export class Agent {
     }
     // After the workers: a group whose pods all stopped just now gives way to the next.
     this.shutdown.advance(nowMs);
+    if (this.intake.seenRuntime) this.reconcileHardware(nowMs);
     const out = ctx.queue;
     ctx.queue = [];
     return out;
@@ -171,6 +189,8 @@ export class Agent {
   pollDeadline(): u64 {
     if (this.ctx.queue.length > 0) return this.ctx.nowMs;
     let deadline = this.intake.deadline();
+    const hardware = this.ctx.hardware;
+    if (hardware.cpu.isStatic && this.intake.seenRuntime && hardware.nextReconcileMs < deadline) deadline = hardware.nextReconcileMs;
     const shutdownDeadline = this.shutdown.deadline();
     if (shutdownDeadline != 0 && shutdownDeadline < deadline) deadline = shutdownDeadline;
     if (this.intake.seenRuntime) {
@@ -242,6 +262,8 @@ export class Agent {
       movePod(rec, WorkerEvent.AllStopped);
     }
     if (rec.state == WorkerState.TerminatedPod) {
+      // Every container stopped: its CPUs, memory and devices go back (upstream's RemoveContainer).
+      this.releaseHardware(rec.uid);
       // Upstream unmounts the volumes of every pod whose containers have all stopped.
       if (tearDownStep(rec, ctx)) return;
       if (rec.spec !== null && !rec.terminal && !rec.spec!.beingDeleted) {
@@ -255,6 +277,37 @@ export class Agent {
       movePod(rec, WorkerEvent.AllRemoved);
     }
     if (rec.state == WorkerState.Forgotten) this.pods.remove(rec);
+  }
+
+  private releaseHardware(uid: string): void {
+    const hardware = this.ctx.hardware;
+    const before = hardware.version;
+    hardware.releasePod(uid);
+    if (hardware.version != before) this.ctx.hardwareStateChanged();
+  }
+
+  /// The CPU manager's reconcile (every `reconcilePeriodMs`): each running container whose cpuset
+  /// changed since it was last written gets it again, and assignments of pods the agent no longer
+  /// knows (gone while it was down) are freed.
+  private reconcileHardware(nowMs: u64): void {
+    const hardware = this.ctx.hardware;
+    if (!hardware.cpu.isStatic || nowMs < hardware.nextReconcileMs) return;
+    hardware.nextReconcileMs = nowMs + hardware.reconcilePeriodMs;
+    if (this.pods.handledOnce) {
+      const uids = hardware.heldPods();
+      for (let i = 0; i < uids.length; i++) if (!this.pods.has(uids[i])) this.releaseHardware(uids[i]);
+    }
+    const records = this.pods.list.slice(0);
+    records.sort((a: PodRecord, b: PodRecord): i32 => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+    for (let i = 0; i < records.length; i++) {
+      const rec = records[i];
+      for (let j = 0; j < rec.containers.length; j++) {
+        const c = rec.containers[j];
+        if (c.state != ContainerState.Running) continue;
+        const update = hardware.reconcileOne(rec.uid, c.id, c.name);
+        if (update !== null) this.ctx.updateContainerCpuset(rec, c.id, c.name, update.cpus, update.mems);
+      }
+    }
   }
 
   get podCount(): i32 {

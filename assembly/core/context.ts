@@ -5,6 +5,7 @@ import {
   ActionKind,
   ActionTag,
   AgentConfig,
+  ContainerCpuset,
   ContainerRef,
   ContainerSpec,
   CreateContainer,
@@ -27,6 +28,7 @@ import { MINIMUM_GRACE_PERIOD_SECONDS, PodRecord } from "./pod-record";
 import { HookRequest, HookType } from "./probe-types";
 import { resolvePorts } from "./probe-manager";
 import { containerResources, podResources } from "./resources";
+import { HardwareManager } from "./hardware/hardware-manager";
 
 /// What the agent remembers of an action until its result comes back.
 export class InFlight {
@@ -74,6 +76,8 @@ export class WorkerContext {
   allocatableCpuMilli: i64 = 0;
   /// The last stats pass, if any.
   lastStats: NodeStats | null = null;
+  /// CPUs, memory NUMA nodes and devices held by containers (topology, CPU, memory, device managers).
+  hardware: HardwareManager = new HardwareManager();
 
   /// A pod's use in the last stats pass; null without stats.
   usageOf(uid: string): PodUsageIn | null {
@@ -152,6 +156,10 @@ export class WorkerContext {
     create.container = container;
     create.resources = containerResources(changetype<PodSpec>(pod), rec.qos, container, this.memoryCapacityBytes);
     create.targetContainerId = targetContainerId;
+    const hardware = this.hardware.containerHardware(rec.uid, container.name);
+    create.cpusetCpus = hardware.cpusetCpus;
+    create.cpusetMems = hardware.cpusetMems;
+    create.devices = hardware.devices;
     const kind = new ActionKind();
     kind.tag = ActionTag.CreateContainer;
     kind.create = create;
@@ -298,6 +306,22 @@ export class WorkerContext {
     const flight = new InFlight();
     flight.resources = resources;
     this.call(rec, kind, flight);
+  }
+
+  /// Rewrite a running container's cpuset (the CPU manager's reconcile). No result needed: a
+  /// failed write is tried again at the next reconcile, as the host forgets it was made.
+  updateContainerCpuset(rec: PodRecord, containerId: string, containerName: string, cpus: string, mems: string): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.UpdateContainerCpuset;
+    kind.cpuset = new ContainerCpuset(containerId, containerName, cpus, mems);
+    this.plan(rec, kind);
+  }
+
+  /// Node-wide: an assignment of CPUs, memory or devices changed; the host writes the state files.
+  hardwareStateChanged(): void {
+    const kind = new ActionKind();
+    kind.tag = ActionTag.HardwareStateChanged;
+    this.plan(null, kind);
   }
 
   /// Node-wide: the pressure conditions changed. No result needed.

@@ -4,6 +4,7 @@
 import { ContainerSpec } from "./model-pod-spec";
 import { PodStatus } from "./model-pod-status";
 import { HookRequest, ProbeRequest } from "./probe-types";
+import { DeviceAssignment } from "./hardware/assignments";
 
 export const enum ErrorKind {
   Runtime = 0,
@@ -74,6 +75,17 @@ export class CreateContainer {
   resources: LinuxResources = new LinuxResources();
   /// An ephemeral container's target: the runtime ID of the container whose PID namespace it joins.
   targetContainerId: string = "";
+  /// The CPU manager's cpuset (`0-3`); empty leaves the runtime's choice.
+  cpusetCpus: string = "";
+  /// The memory manager's NUMA nodes (`cpuset.mems`); empty for every node.
+  cpusetMems: string = "";
+  /// The devices the device manager gave the container, by resource.
+  devices: DeviceAssignment[] = [];
+}
+
+/// Rewrite a running container's cpuset (the CPU manager's reconcile).
+export class ContainerCpuset {
+  constructor(public containerId: string = "", public containerName: string = "", public cpusetCpus: string = "", public cpusetMems: string = "") {}
 }
 
 export class ContainerRef {
@@ -124,6 +136,8 @@ export const enum ActionTag {
   TearDownVolumes = 17,
   ReclaimNodeResources = 18,
   ShutdownInhibitLock = 19,
+  UpdateContainerCpuset = 20,
+  HardwareStateChanged = 21,
 }
 
 /// The WIT variant `action-kind`: `tag` picks which payload field is set.
@@ -145,6 +159,7 @@ export class ActionKind {
   names: string[] = [];
   /// `shutdown-inhibit-lock`: hold the lock (true) or let it go (false).
   flag: bool = false;
+  cpuset: ContainerCpuset | null = null;
 
   /// True for the actions whose outcome the host reports back with `handle-action-results`.
   needsResult(): bool {

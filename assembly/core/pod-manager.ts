@@ -20,6 +20,8 @@ export class PodManager {
   /// The same records as `byUid`, in a list kept alongside it: walking it every poll allocates
   /// nothing, where Map.values() would copy the records into a new array each time.
   list: PodRecord[] = [];
+  /// The sources gave their pods at least once: a pod unknown now is gone, not yet to come.
+  handledOnce: bool = false;
   /// Each record's slot (`PodRecord.slot`) and the slots free for reuse.
   slots: Array<PodRecord | null> = [];
   private freeSlots: i32[] = [];
@@ -45,6 +47,7 @@ export class PodManager {
 
   /// Replaces the desired set; returns the refusals. Pods left out are stopped.
   handlePods(nowMs: u64, specs: PodSpec[]): PodRejection[] {
+    this.handledOnce = true;
     const rejections: PodRejection[] = [];
     const desired = new Map<string, PodSpec>();
     // Full names (namespace/name) taken: upstream's config merge keeps the first pod of a name
@@ -128,11 +131,25 @@ export class PodManager {
     if (result.admit) result = admitUnderPressure(pressureConditions, rec.qos, isCriticalPod(spec), spec.toleratesMemoryPressure);
     // Upstream's node shutdown admission: every new pod, critical or not, while the node shuts down.
     if (result.admit && shuttingDown) result = new AdmitResult(false, NODE_SHUTDOWN_NOT_ADMITTED_REASON, NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE);
+    // Last, so that a pod refused for another reason never holds CPUs or devices.
+    if (result.admit) result = this.admitHardware(rec, spec);
     if (result.admit) return;
     // As upstream's rejectPod: the event carries the reason's words, the status says rejected.
     rec.failure = new PodFailure(result.reason, "Pod was rejected: " + result.message, false);
     rec.terminal = true;
     this.ctx.event(rec, "", EventType.Warning, result.reason, result.message);
+  }
+
+  /// The topology manager's admission: the pod's exclusive CPUs, NUMA memory and devices, allocated
+  /// now (upstream's resource allocation handler), or the refusal.
+  private admitHardware(rec: PodRecord, spec: PodSpec): AdmitResult {
+    const hardware = this.ctx.hardware;
+    if (!hardware.concerns(spec, rec.qos)) return new AdmitResult();
+    const before = hardware.version;
+    const refusal = hardware.admit(spec, rec.qos);
+    if (hardware.version != before) this.ctx.hardwareStateChanged();
+    if (refusal === null) return new AdmitResult();
+    return new AdmitResult(false, refusal.reason, refusal.message);
   }
 
   /// Upstream's `--max-pods` predicate: a new pod is refused when the node already has that
