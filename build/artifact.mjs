@@ -63,6 +63,9 @@ export async function buildArtifact({ outDir = path.join(root, "build/out/artifa
   });
   fs.cpSync(coreJs, path.join(dir, "lib/core-js"), { recursive: true });
   fs.copyFileSync(path.join(root, "host/cri/runtime-v1.proto"), path.join(dir, "lib/runtime-v1.proto"));
+  for (const proto of ["host/devices/deviceplugin-v1beta1.proto", "host/devices/pluginregistration-v1.proto", "host/csi/csi-v1.proto"]) {
+    fs.copyFileSync(path.join(root, proto), path.join(dir, "lib", path.basename(proto)));
+  }
   const report = path.join(root, "build/out/report/browser.js");
   if (fs.existsSync(report)) fs.copyFileSync(report, path.join(dir, "lib/report-browser.js"));
   fs.writeFileSync(path.join(dir, "bin/nanolet"), LAUNCHER, { mode: 0o755 });

@@ -183,7 +183,7 @@ function lowerEphemeralContainer(ptr: usize, c: ContainerSpec): void {
 
 export function liftVolumeSpec(ptr: usize): VolumeSpec {
   const kind = load<u8>(ptr + 8);
-  assert(kind <= 6, "abi: unknown volume-kind case");
+  assert(kind <= 7, "abi: unknown volume-kind case");
   return new VolumeSpec(liftString(ptr), kind, liftString(ptr + 12), load<u8>(ptr + 9) != 0, liftString(ptr + 20));
 }
 

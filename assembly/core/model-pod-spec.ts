@@ -103,6 +103,7 @@ export const enum VolumeKind {
   DownwardApi = 4,
   Projected = 5,
   PersistentVolumeClaim = 6,
+  Csi = 7,
 }
 
 /// WIT `volume-spec`: a volume's name, type and the version of what its files are made from.

@@ -16,6 +16,7 @@ import { Executor } from "./executor.js";
 import { PodFeed } from "./pod-feed.js";
 import { BackOffCheckpoints } from "./back-off-checkpoints.js";
 import { ExitWatch } from "./exit-watch.js";
+import type { DeviceState } from "../devices/device-manager.js";
 import { hookPod, probePod, setUpVolumes, tearDownVolumes, type PodWorkContext } from "./pod-work.js";
 import { PodDirectories, podsToMeasure } from "./pod-housekeeping.js";
 import { RemovedLogs } from "../logs/removed-logs.js";
@@ -90,6 +91,7 @@ export class AgentLoop {
       images: options.images,
       removedLogs: this.removedLogs,
       runtimeHandler: options.runtimeHandler,
+      devices: options.hardware?.devices,
     });
     this.relister = new Relister(options.runtime, this.nowMs);
     this.exits = new ExitWatch(options.runtime, this.relister, options.log, () => this.relistNow(), () => this.stopped);
@@ -199,6 +201,8 @@ export class AgentLoop {
 
   async start(): Promise<void> {
     this.core = await this.createCore();
+    // What the CPU, memory and device managers held before: given back before the first pods.
+    this.options.hardware?.restoreInto(this.core, this.nowMs());
     this.backOffs.load();
     this.backOffs.restore();
     this.schedulePump();
@@ -206,6 +210,12 @@ export class AgentLoop {
       this.statsTimer = setInterval(() => this.takeStats(), this.options.statsIntervalMs ?? 10_000);
       this.statsTimer.unref?.();
     }
+  }
+
+  /** A device plugin's devices (or none: it went away), for the core's device manager. */
+  handleDevices(resource: string, devices: DeviceState[]): void {
+    this.withCore((core) => core.handleDevices?.(this.nowMs(), resource, devices));
+    this.schedulePump();
   }
 
   /** One stats pass into the core (upstream's eviction manager synchronize). */
@@ -240,6 +250,11 @@ export class AgentLoop {
     return this.withCore((core) => core.planImageGc?.(request));
   }
 
+  /** The running core, if any (the hardware host reads the managers' state from it). */
+  get currentCore(): Core | undefined {
+    return this.core;
+  }
+
   private withCore<T>(fn: (core: Core) => T): T | undefined {
     if (!this.core) return undefined;
     try {
@@ -264,6 +279,7 @@ export class AgentLoop {
       this.core = core;
       this.options.podTable.resetVersions();
       this.options.onCoreReplaced?.();
+      this.options.hardware?.restoreInto(core, this.nowMs());
       this.backOffs.restore();
       this.feed.refeed();
       this.schedulePump();
@@ -359,7 +375,12 @@ export class AgentLoop {
         void setUpVolumes(this.work, action, kind.val, pod).then((result) => this.resultReady(result));
         return;
       case "tear-down-volumes":
-        this.resultReady(tearDownVolumes(this.work, action, pod));
+        void tearDownVolumes(this.work, action, pod).then((result) => this.resultReady(result));
+        return;
+      case "update-container-cpuset":
+      case "hardware-state-changed":
+        // Without the hardware managers' host nothing is placed: nothing to write.
+        this.options.hardware?.handle(action);
         return;
       case "remove-pod-cgroup": {
         const failures = removePodCgroups(kind.val, this.options.cgroupRoot);

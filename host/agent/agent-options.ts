@@ -1,5 +1,6 @@
 // What the agent loop is given (the runtime, the core's configuration, the node's managers) and
 // what it says back about pods it refused: the loop's interface to `cli/run.ts` and the tests.
+import type { HardwareHost } from "../hardware/hardware-host.js";
 import type { NodePressure, PlannedAction } from "../core/types.js";
 import type { Core, CoreConfig } from "../core/core.js";
 import type { CheckpointStore } from "../checkpoint/checkpoint-store.js";
@@ -18,6 +19,8 @@ import type { ContainerLogLinks } from "../logs/log-links.js";
 import type { ImageManager } from "../images/image-manager.js";
 
 export interface AgentLoopOptions {
+  /** The CPU, memory and device managers' host (cpuset rewrites, state files); none: not placed. */
+  hardware?: HardwareHost;
   runtime: Runtime;
   core: CoreConfig;
   log: Logger;

@@ -55,7 +55,11 @@ export function containerConfig(create: CreateContainer): ContainerConfig {
       [LABEL_MANAGED_BY]: "true",
     },
     annotations: { [ANNOTATION_SPEC_HASH]: create.specHash },
-    resources: criResources(create.resources),
+    resources: {
+      ...criResources(create.resources),
+      ...(create.cpusetCpus ? { cpusetCpus: create.cpusetCpus } : {}),
+      ...(create.cpusetMems ? { cpusetMems: create.cpusetMems } : {}),
+    },
     ...(create.targetContainerId ? { targetContainerId: create.targetContainerId } : {}),
   };
 }

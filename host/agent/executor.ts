@@ -23,6 +23,9 @@ import { containerConfig, criResources, sandboxConfig } from "./cri-requests.js"
 import { DEFAULT_ACTION_CONCURRENCY, holdsSlot, slotRank } from "./action-slots.js";
 import type { RemovedLogs } from "../logs/removed-logs.js";
 
+import type { DeviceManager } from "../devices/device-manager.js";
+import type { DeviceAssignment } from "../../build/out/core-js/interfaces/nanolet-core-hardware.js";
+
 export interface ExecutorOptions {
   runtime: Runtime;
   podLogsDir: string;
@@ -53,6 +56,8 @@ export interface ExecutorOptions {
   volumes?: VolumeManager;
   /** `/var/log/containers` links to started containers' logs (none without it). */
   logLinks?: ContainerLogLinks;
+  /** The device plugins, asked what a container given devices needs (none: no device plugins). */
+  devices?: DeviceManager;
 }
 
 /** Containers created and not started yet whose log path is remembered for their link. */
@@ -170,6 +175,7 @@ export class Executor {
         const objectFacts = objectFactsOf(facts);
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
+        if (kind.val.devices.length > 0) await this.addDevices(config, kind.val.devices);
         this.addTerminationMessage(config, kind.val, facts);
         this.addHostsFile(config, kind.val, facts);
         const sandbox = this.sandboxFor(kind.val.sandbox, facts).config;
@@ -202,6 +208,20 @@ export class Executor {
       default:
         throw new Error(`executor: ${kind.tag} is not a runtime action`);
     }
+  }
+
+  /**
+   * What the device plugins say a container with these devices needs, as upstream orders it: the
+   * plugins' environment before the container's own (which wins), their mounts before the volumes'.
+   */
+  private async addDevices(config: ContainerConfig, assignments: DeviceAssignment[]): Promise<void> {
+    if (!this.options.devices) throw new Error("the container was given devices but this node serves no device plugins");
+    const extra = await this.options.devices.containerOptions(assignments);
+    config.env = [...Object.entries(extra.envs).map(([name, value]) => ({ name, value })), ...config.env];
+    config.mounts = [...extra.mounts, ...(config.mounts ?? [])];
+    config.annotations = { ...extra.annotations, ...config.annotations };
+    config.devices = extra.devices;
+    config.cdiDevices = extra.cdiDevices;
   }
 
   private rememberLog(containerId: string, logPath: string): void {

@@ -49,9 +49,10 @@ export async function setUpVolumes(ctx: PodWorkContext, action: PlannedAction, n
   return error === undefined ? okResult(action.id) : errorResult(action.id, error);
 }
 
-/** Unmounts and removes the pod's volumes (all its containers have stopped). */
-export function tearDownVolumes(ctx: PodWorkContext, action: PlannedAction, pod: string | undefined): ActionResult {
+/** Unmounts and removes the pod's volumes (all its containers have stopped); CSI drivers unpublish first. */
+export async function tearDownVolumes(ctx: PodWorkContext, action: PlannedAction, pod: string | undefined): Promise<ActionResult> {
   try {
+    await ctx.volumes?.tearDownCsi(action.podUid);
     ctx.volumes?.tearDown(action.podUid);
     return okResult(action.id);
   } catch (e) {

@@ -9,6 +9,8 @@ import { parseArgs } from "node:util";
 import { loadKubeconfig, type ClusterAccess } from "../cluster/kubeconfig.js";
 import { DEFAULT_CORE_CONFIG, type CoreConfig } from "../core/core.js";
 import { nodeSettings } from "../node/eviction-flags.js";
+import { readMachineTopology } from "../hardware/machine-topology.js";
+import { hardwareSettings } from "../config/hardware-fields.js";
 import { primaryIpv4, readMachineInfo } from "../node/machine.js";
 import { StreamLogger, type Level } from "../common/log.js";
 import { readServingFiles } from "../server/serving-cert.js";
@@ -155,9 +157,18 @@ export async function runSettings(argv: string[]) {
       "system-reserved": { type: "string" },
       "kube-reserved": { type: "string" },
       "reserved-cpus": { type: "string" },
+      "cpu-manager-policy": { type: "string" },
+      "cpu-manager-policy-options": { type: "string" },
+      "cpu-manager-reconcile-period": { type: "string" },
+      "memory-manager-policy": { type: "string" },
+      "reserved-memory": { type: "string" },
+      "topology-manager-policy": { type: "string" },
+      "topology-manager-scope": { type: "string" },
       "enforce-node-allocatable": { type: "string" },
       "system-reserved-cgroup": { type: "string" },
       "kube-reserved-cgroup": { type: "string" },
+      // Where the CPU topology is read (tests give a made-up machine).
+      "sys-root": { type: "string" },
     },
     strict: true,
   });
@@ -229,9 +240,11 @@ export async function runSettings(argv: string[]) {
   };
   const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const servingFiles = apiPort > 0 ? readServingFiles(config.tlsCertFile, config.tlsPrivateKeyFile, config.authentication.x509?.clientCAFile) : {};
+  const topology = readMachineTopology(values["sys-root"] ?? "/sys");
   const coreConfig: CoreConfig = {
     nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node,
     nodeShutdown: nodeShutdownSettings(config),
+    hardware: hardwareSettings(config, topology, machine.cpuCount * 1000 - resources.podsCpuMilli),
   };
   // The core checks the eviction thresholds with upstream's words: ask it now, not once the
   // runtime answers (a core instance is cheap once its modules are compiled, and is dropped).

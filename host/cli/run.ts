@@ -44,6 +44,10 @@ import { OomWatcher, systemOomEvent } from "../node/oom-watcher.js";
 import { StaticPodSets, UrlPodSource } from "../sources/url-pods.js";
 import { createHash } from "node:crypto";
 import type { NodeShutdownManager } from "../node-shutdown/shutdown-manager.js";
+import { DeviceManager } from "../devices/device-manager.js";
+import { PluginWatcher } from "../devices/plugin-watcher.js";
+import { CsiDrivers } from "../csi/csi-drivers.js";
+import { HardwareHost } from "../hardware/hardware-host.js";
 
 /** How long the agent waits for its pod sources (the apiserver's first list) before acting anyway. */
 const SOURCES_READY_TIMEOUT_MS = 30_000;
@@ -116,7 +120,23 @@ export async function runCommand(argv: string[]): Promise<number> {
   const objects = client ? new ObjectStore({ client, log, strategy, checkpoints: checkpointStore("object", "objects") }) : undefined;
   const tokens = client ? new TokenManager(client, Date.now, checkpointStore("token", "tokens")) : undefined;
   const podsDir = path.join(rootDir, "pods");
-  const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
+  // Device plugins (kubelet.sock and plugins_registry), CSI drivers, and the CPU and memory managers' files.
+  let loopRef: AgentLoop | undefined;
+  const devices = new DeviceManager({ dir: path.join(rootDir, "device-plugins"), log, onDevices: (resource, list) => loopRef?.handleDevices(resource, list) });
+  await devices.start();
+  const csi = new CsiDrivers({ rootDir, nodeName, log, client });
+  const pluginWatcher = new PluginWatcher({
+    dir: path.join(rootDir, "plugins_registry"), log,
+    handlers: {
+      DevicePlugin: { register: (info, socket) => devices.register({ version: "v1beta1", endpoint: "", resourceName: info.name }, socket), unregister: (name) => devices.unregister(name) },
+      CSIPlugin: csi,
+    },
+  });
+  const hardware = new HardwareHost({
+    core: () => loopRef?.currentCore, runtime, log, rootDir, devices,
+    cpuPolicy: config.cpuManagerPolicy, memoryPolicy: config.memoryManagerPolicy,
+  });
+  const volumes = new VolumeManager({ podsDir, log, objects, tokens, client, csi, allocatableMemoryBytes: () => node.allocatableMemoryBytes });
   const pulledRecords = new PulledRecords(path.join(rootDir, "image_manager"), config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist ?? [], log);
   // Made once the loop runs (it asks the loop's core), used by the loop's eviction reclaim.
   let imageCollector: ImageCollector | undefined;
@@ -124,6 +144,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   // RuntimeClasses need the apiserver: standalone, a pod's runtimeClassName is not looked up (as upstream).
   const runtimeClasses = client ? new RuntimeClasses({ client, log }) : undefined;
   const loop = new AgentLoop({
+    hardware,
     runtimeHandler: runtimeClasses ? (name) => runtimeClasses.handlerFor(name) : undefined,
     onRuntimeClassesInUse: (inUse) => runtimeClasses?.inUse(inUse),
     backOffCheckpoints: checkpointStore("back-off", "back-off"),
@@ -177,7 +198,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   // No relist before every source said what it wants (upstream's sourcesReady): the static files
   // and, with a cluster, the apiserver's first pod list.
   loop.holdUntilSourcesReady(SOURCES_READY_TIMEOUT_MS);
+  loopRef = loop;
   await loop.start();
+  pluginWatcher.start();
   // Changes the runtime pushes are relisted at once; the periodic relist stays as the safety net
   // (every five minutes while the CRI event stream brings every change).
   const runtimeEvents = new RuntimeEvents(runtime, {
@@ -218,6 +241,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     cluster = new ClusterAgent({
       client, nodeName, log, loop, runtime, rootDir, nodeIps, providerId: config.providerID || undefined,
       reservations,
+      extendedResources: () => devices.counts(),
       kubeletPort: apiPort,
       nodeStatusUpdateMs: msOf(config.nodeStatusUpdateFrequency),
       nodeStatusReportMs: msOf(config.nodeStatusReportFrequency),
@@ -310,6 +334,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       imageCollector?.stop();
       nodeShutdown?.stop();
       runtimeClasses?.stop();
+      pluginWatcher.stop();
+      devices.stop();
       oomWatcher.stop();
       loop.stop();
       podTable.writeNow();

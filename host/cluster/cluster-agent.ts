@@ -65,6 +65,8 @@ export interface ClusterAgentOptions {
   providerId?: string;
   /** What the Node's allocatable keeps aside (reservations, hard eviction thresholds, --max-pods). */
   reservations?: ReservationSettings;
+  /** Device plugins' resources, counted (capacity: every device; allocatable: the healthy ones). */
+  extendedResources?: () => { resource: string; capacity: number; allocatable: number }[];
   /** `--port`: the kubelet API the Node advertises (10250). */
   kubeletPort?: number;
   /** nodeStatusUpdateFrequency / nodeStatusReportFrequency (defaults 10 s / 5 min). */
@@ -405,6 +407,7 @@ export class ClusterAgent {
       shuttingDown: this.options.loop.shuttingDown,
       reservations: this.options.reservations,
       kubeletPort: this.options.kubeletPort,
+      extendedResources: this.options.extendedResources?.(),
     };
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), RUNTIME_STATUS_TIMEOUT_MS).unref());
     try {

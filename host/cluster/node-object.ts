@@ -32,6 +32,8 @@ export interface NodeHealth {
   reservations?: ReservationSettings;
   /** The runtime's images (CRI ListImages), for status.images; undefined before the first list. */
   images?: ImageInfo[];
+  /** Device plugins' resources: capacity counts every device, allocatable the healthy ones. */
+  extendedResources?: { resource: string; capacity: number; allocatable: number }[];
 }
 
 /** Upstream's nodeStatusMaxImages and MaxNamesPerImageInNodeStatus. */
@@ -135,7 +137,7 @@ export function genericVersion(version: string): string {
 /** The Node's status without times: what is compared to decide whether to report. */
 export function nodeStatus(nodeName: string, machine: MachineInfo, health: NodeHealth, nowMs: number): Record<string, any> {
   return {
-    ...capacityAndAllocatable(machine, health.reservations ?? DEFAULT_RESERVATIONS),
+    ...withExtendedResources(capacityAndAllocatable(machine, health.reservations ?? DEFAULT_RESERVATIONS), health.extendedResources ?? []),
     conditions: nodeConditions(health, nowMs),
     addresses: [
       ...(machine.internalIps ?? [machine.internalIp]).map((address) => ({ type: "InternalIP", address })),
@@ -182,6 +184,18 @@ export function nodeObject(nodeName: string, machine: MachineInfo, status: Recor
     spec: providerId ? { providerID: providerId } : {},
     status,
   };
+}
+
+function withExtendedResources(
+  base: { capacity: Record<string, string>; allocatable: Record<string, string> },
+  extended: { resource: string; capacity: number; allocatable: number }[],
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const capacity = { ...base.capacity }, allocatable = { ...base.allocatable };
+  for (const r of extended) {
+    capacity[r.resource] = String(r.capacity);
+    allocatable[r.resource] = String(r.allocatable);
+  }
+  return { capacity, allocatable };
 }
 
 function capacityAndAllocatable(machine: MachineInfo, reservations: ReservationSettings): { capacity: Record<string, string>; allocatable: Record<string, string> } {

@@ -17,6 +17,10 @@ const repository = path.join(here, "../..");
 export const CORE_BINDINGS_DIR = BUNDLED ? path.join(here, "core-js") : path.join(repository, "build/out/core-js");
 /** The CRI proto the gRPC client is made from. */
 export const CRI_PROTO_PATH = BUNDLED ? path.join(here, "runtime-v1.proto") : path.join(repository, "host/cri/runtime-v1.proto");
+/** The device plugin API (v1beta1), the plugin registration API (v1) and CSI's node side (v1). */
+export const DEVICE_PLUGIN_PROTO_PATH = BUNDLED ? path.join(here, "deviceplugin-v1beta1.proto") : path.join(repository, "host/devices/deviceplugin-v1beta1.proto");
+export const PLUGIN_REGISTRATION_PROTO_PATH = BUNDLED ? path.join(here, "pluginregistration-v1.proto") : path.join(repository, "host/devices/pluginregistration-v1.proto");
+export const CSI_PROTO_PATH = BUNDLED ? path.join(here, "csi-v1.proto") : path.join(repository, "host/csi/csi-v1.proto");
 /** The simulator report page's script. */
 export const REPORT_SCRIPT_PATH = BUNDLED ? path.join(here, "report-browser.js") : path.join(repository, "build/out/report/browser.js");
 /** The artifact's root directory (bin/, lib/), when bundled. */

@@ -2,10 +2,10 @@
 // error that stops the agent before it starts.
 
 /** How a field is written: in the file (YAML types) and in /configz. */
-export type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods" | "header-map";
+export type FieldKind = "duration" | "int" | "bool" | "string" | "list" | "map" | "quantity" | "priority-periods" | "header-map" | "reserved-memory";
 
 /** How a flag's text is read into its field (lists and maps have a flag syntax of their own). */
-export type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map" | "colon-multimap";
+export type FlagSyntax = "value" | "comma-list" | "less-than-map" | "equals-map" | "colon-multimap" | "reserved-memory";
 
 export interface FieldSpec {
   /** Dotted path in the file (`authentication.anonymous.enabled`). */

@@ -5,6 +5,7 @@ import { formatGoDuration, parseGoDuration } from "./go-duration.js";
 import { printable } from "../common/log.js";
 import { ConfigError, type FieldSpec } from "./config-types.js";
 import { readPriorityPeriods } from "./node-fields.js";
+import { readReservedMemory, reservedMemoryFlag } from "./hardware-fields.js";
 
 const INT32_MAX = 2 ** 31 - 1;
 const INT32_MIN = -(2 ** 31);
@@ -49,6 +50,11 @@ export function fromFile(spec: FieldSpec, value: unknown): unknown {
       }
       return headers;
     }
+    case "reserved-memory": {
+      const read = readReservedMemory(value);
+      if (typeof read === "string") throw new ConfigError(`invalid configuration: ${spec.path}${read.startsWith("[") ? "" : ": "}${read}`);
+      return read;
+    }
     case "priority-periods": {
       const read = readPriorityPeriods(value);
       if (typeof read === "string") throw new ConfigError(`invalid configuration: ${spec.path}${read.startsWith("[") ? "" : ": "}${read}`);
@@ -89,6 +95,8 @@ export function fromFlag(spec: FieldSpec, text: string | boolean): unknown {
       }
       return headers;
     }
+    case "reserved-memory":
+      return reservedMemoryFlag(text);
     case "value":
       break;
   }

@@ -8,6 +8,7 @@ import { durationMs, parseGoDuration } from "./go-duration.js";
 import { FILE_LIMITS, FileReadError, readBoundedText } from "../files/bounded-file.js";
 import { printable } from "../common/log.js";
 import { validateNodeShutdown, validateReservations } from "./node-fields.js";
+import { validateHardware } from "./hardware-fields.js";
 import { ConfigError, type FieldSpec, type KubeletConfiguration } from "./config-types.js";
 
 export { ConfigError, type KubeletConfiguration } from "./config-types.js";
@@ -90,6 +91,13 @@ export const FIELDS: FieldSpec[] = [
   { path: "enforceNodeAllocatable", kind: "list", default: ["pods"], flag: "enforce-node-allocatable", flagSyntax: "comma-list" },
   { path: "systemReservedCgroup", kind: "string", flag: "system-reserved-cgroup" },
   { path: "kubeReservedCgroup", kind: "string", flag: "kube-reserved-cgroup" },
+  { path: "cpuManagerPolicy", kind: "string", default: "none", zeroIsUnset: true, flag: "cpu-manager-policy" },
+  { path: "cpuManagerPolicyOptions", kind: "map", flag: "cpu-manager-policy-options", flagSyntax: "equals-map" },
+  { path: "cpuManagerReconcilePeriod", kind: "duration", default: "10s", zeroIsUnset: true, flag: "cpu-manager-reconcile-period" },
+  { path: "memoryManagerPolicy", kind: "string", default: "None", zeroIsUnset: true, flag: "memory-manager-policy" },
+  { path: "reservedMemory", kind: "reserved-memory", flag: "reserved-memory", flagSyntax: "reserved-memory" },
+  { path: "topologyManagerPolicy", kind: "string", default: "none", zeroIsUnset: true, flag: "topology-manager-policy" },
+  { path: "topologyManagerScope", kind: "string", default: "container", zeroIsUnset: true, flag: "topology-manager-scope" },
   { path: "shutdownGracePeriod", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodCriticalPods", kind: "duration", default: "0s" },
   { path: "shutdownGracePeriodByPodPriority", kind: "priority-periods" },
@@ -106,9 +114,8 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "eventRecordQPS", "eventBurst", "enableDebuggingHandlers",
   "enableContentionProfiling", "oomScoreAdj", "streamingConnectionIdleTimeout",
   "volumeStatsAggPeriod",
-  "kubeletCgroups", "systemCgroups", "cgroupRoot", "cgroupsPerQOS", "cgroupDriver", "cpuManagerPolicy",
-  "singleProcessOOMKill", "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod", "memoryManagerPolicy",
-  "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions", "qosReserved",
+  "kubeletCgroups", "systemCgroups", "cgroupRoot", "cgroupsPerQOS", "cgroupDriver",
+  "singleProcessOOMKill", "topologyManagerPolicyOptions", "qosReserved",
   "runtimeRequestTimeout", "hairpinMode", "podsPerCore", "podCIDR", "podPidsLimit", "cpuCFSQuota",
   "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles", "contentType", "kubeAPIQPS", "kubeAPIBurst",
   "enableControllerAttachDetach", "protectKernelDefaults",
@@ -116,7 +123,6 @@ const UPSTREAM_ONLY_FIELDS = new Set([
   "memorySwap", "containerLogMaxWorkers",
   "showHiddenMetricsForVersion",
   "volumePluginDir", "kernelMemcgNotification", "logging", "enableSystemLogHandler", "enableSystemLogQuery",
-  "reservedMemory",
   "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
   "memoryReservationPolicy", "registerWithTaints", "registerNode", "tracing", "localStorageCapacityIsolation",
   "imageServiceEndpoint", "failCgroupV1", "userNamespaces", "podHousekeepingPeriod",
@@ -284,6 +290,7 @@ export function validateConfig(c: KubeletConfiguration): string[] {
   }
   validateNodeShutdown(c, bad);
   validateReservations(c, bad);
+  validateHardware(c, bad);
   for (const field of ["evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim"]) {
     for (const [signal, value] of Object.entries(c[field] as Record<string, string>)) {
       // The core reads these as the flags' text: a separator inside would change what they say.

@@ -7,6 +7,9 @@ import type { ActionResult, AgentConfig, GcPlan, NodeConfig, NodeStats, PackedSn
 import { packSnapshot } from "./snapshot-packing.js";
 import { CORE_BINDINGS_DIR } from "../common/asset-paths.js";
 import { packNodeStats } from "./stats-packing.js";
+import type { HardwareConfig, HardwareState } from "../../build/out/core-js/interfaces/nanolet-core-hardware.js";
+import type { DeviceState } from "../devices/device-manager.js";
+export type { HardwareConfig, HardwareState } from "../../build/out/core-js/interfaces/nanolet-core-hardware.js";
 
 /** The directory holding the component's jco bindings and core modules. */
 export const BINDINGS_DIR = CORE_BINDINGS_DIR;
@@ -35,6 +38,8 @@ export interface CoreConfig {
   node?: NodeSettings;
   /** Graceful node shutdown's settings; none: off. */
   nodeShutdown?: NodeShutdownSettings;
+  /** The topology, CPU and memory managers and the machine they place on. */
+  hardware?: HardwareConfig;
 }
 
 /** WIT `node-config` in plain numbers (see wit/node.wit). */
@@ -150,6 +155,12 @@ export interface Core {
   handleNodeShutdown?(nowMs: number, shuttingDown: boolean): void;
   /** Whether the node is shutting down (its Ready condition says so). */
   nodeShuttingDown?(): boolean;
+  /** A device plugin's devices (an empty list: the plugin went away). */
+  handleDevices?(nowMs: number, resource: string, devices: DeviceState[]): void;
+  /** What the state files kept, given back after a restart (before the first pods). */
+  restoreHardware?(state: HardwareState): void;
+  /** What the CPU, memory and device managers hold now. */
+  hardwareState?(): HardwareState;
 }
 
 /** shutdownGracePeriod, shutdownGracePeriodCriticalPods and shutdownGracePeriodByPodPriority, in seconds. */
@@ -201,7 +212,33 @@ export class CoreAgent implements Core {
     const core = new CoreAgent(agent, lastTrap, bindings.imageGc);
     if (config.node) core.configureNode(config.node);
     if (config.nodeShutdown) core.configureNodeShutdown(config.nodeShutdown);
+    if (config.hardware) core.configureHardware(config.hardware);
     return core;
+  }
+
+  /** The topology, CPU and memory managers' settings; throws NodeConfigError with the core's words. */
+  configureHardware(config: HardwareConfig): void {
+    try {
+      this.agent.configureHardware(config);
+    } catch (error) {
+      const payload = (error as { payload?: unknown }).payload;
+      if (typeof payload === "string") throw new NodeConfigError(payload);
+      throw new CoreTrapError("configure-hardware", this.lastTrap() || String(error), error);
+    }
+  }
+
+  handleDevices(nowMs: number, resource: string, devices: DeviceState[]): void {
+    const now = checkU64("nowMs", nowMs);
+    const list = devices.map((d) => ({ id: d.id, healthy: d.healthy, numaNodes: Uint32Array.from(d.numaNodes) }));
+    this.guard("handle-devices", () => this.agent.handleDevices(now, resource, list));
+  }
+
+  restoreHardware(state: HardwareState): void {
+    this.guard("restore-hardware", () => this.agent.restoreHardware(state));
+  }
+
+  hardwareState(): HardwareState {
+    return this.guard("hardware-state", () => this.agent.hardwareState());
   }
 
   /** Gives the node's settings; throws NodeConfigError with the core's words when refused. */

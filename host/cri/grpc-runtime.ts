@@ -206,6 +206,8 @@ export class GrpcRuntime implements Runtime {
         annotations: config.annotations,
         logPath: config.logPath,
         mounts: (config.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly, propagation: MOUNT_PROPAGATION[m.propagation ?? "private"] })),
+        devices: (config.devices ?? []).map((d) => ({ containerPath: d.containerPath, hostPath: d.hostPath, permissions: d.permissions })),
+        CDIDevices: (config.cdiDevices ?? []).map((name) => ({ name })),
         stdin: config.stdin ?? false,
         stdinOnce: config.stdinOnce ?? false,
         tty: config.tty ?? false,
@@ -382,6 +384,8 @@ function linuxResources(r: ContainerResources): Message {
     cpuShares: String(r.cpuShares),
     memoryLimitInBytes: String(r.memoryLimitBytes),
     oomScoreAdj: String(r.oomScoreAdj),
+    cpusetCpus: r.cpusetCpus ?? "",
+    cpusetMems: r.cpusetMems ?? "",
   };
 }
 

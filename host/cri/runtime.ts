@@ -94,6 +94,18 @@ export interface ContainerResources {
   cpuPeriodUs: number;
   memoryLimitBytes: number;
   oomScoreAdj: number;
+  /** The CPU manager's cpuset; absent leaves the runtime's. */
+  cpusetCpus?: string;
+  /** The memory manager's NUMA nodes; absent leaves the runtime's. */
+  cpusetMems?: string;
+}
+
+/** A device node of the node given to a container (CRI Device), as a device plugin names it. */
+export interface CriDevice {
+  containerPath: string;
+  hostPath: string;
+  /** cgroup permissions: `r`, `w`, `m` or a mix. */
+  permissions: string;
 }
 
 /** A CRI Mount: a path of the node bound into the container. */
@@ -125,6 +137,10 @@ export interface ContainerConfig {
   tty?: boolean;
   /** An ephemeral container's target: it joins this container's PID namespace (CRI TARGET). */
   targetContainerId?: string;
+  /** Device nodes from device plugins. */
+  devices?: CriDevice[];
+  /** Fully qualified CDI device names from device plugins (`vendor.com/class=name`). */
+  cdiDevices?: string[];
 }
 
 /** Who an image runs as when nothing says otherwise (CRI Image.uid, or its user name). */

@@ -18,12 +18,13 @@ const KINDS: Record<string, VolumeKind> = {
   downwardAPI: "downward-api",
   projected: "projected",
   persistentVolumeClaim: "persistent-volume-claim",
+  csi: "csi",
 };
 /** Every other volume type of the Pod API: they need a storage driver (CSI, in-tree plugins). */
 const DRIVER_TYPES = new Set([
   "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "nfs", "iscsi", "glusterfs", "rbd", "flexVolume", "cinder",
   "cephfs", "flocker", "fc", "azureFile", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "portworxVolume",
-  "scaleIO", "storageos", "csi", "ephemeral", "image",
+  "scaleIO", "storageos", "ephemeral", "image",
 ]);
 export const HOST_PATH_TYPES = ["", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"];
 const PROPAGATION_MODES = ["Bidirectional", "HostToContainer", "None"];
@@ -176,6 +177,18 @@ function checkVolumeSource(r: FieldReader, kind: string, source: JsonObject, fie
     case "projected":
       checkProjected(r, source, field);
       return;
+    case "csi": {
+      r.onlyFields(source, field, new Set(["driver", "readOnly", "fsType", "volumeAttributes", "nodePublishSecretRef"]));
+      if (!(r.string(source.driver, `${field}.driver`) ?? "")) r.add(`${field}.driver`, "Required value");
+      r.boolean(source.readOnly, `${field}.readOnly`);
+      r.string(source.fsType, `${field}.fsType`);
+      const attributes = source.volumeAttributes === undefined || source.volumeAttributes === null ? {} : r.object(source.volumeAttributes, `${field}.volumeAttributes`, true) ?? {};
+      for (const [key, value] of Object.entries(attributes)) r.string(value, `${field}.volumeAttributes.${key.slice(0, 64)}`);
+      if (source.nodePublishSecretRef !== undefined && source.nodePublishSecretRef !== null) {
+        r.add(`${field}.nodePublishSecretRef`, "Unsupported value: nanolet does not pass secrets to CSI drivers yet");
+      }
+      return;
+    }
     case "persistentVolumeClaim":
       r.onlyFields(source, field, new Set(["claimName", "readOnly"]));
       if (!(r.string(source.claimName, `${field}.claimName`) ?? "")) r.add(`${field}.claimName`, "Required value");
@@ -215,7 +228,7 @@ export function volumesOf(r: FieldReader, spec: JsonObject, metadata: JsonObject
     const type = types[0];
     const kind = KINDS[type];
     if (!kind) {
-      r.add(`${at}.${type}`, DRIVER_TYPES.has(type) ? "Unsupported field: nanolet has no storage drivers (CSI and in-tree volume plugins) yet" : NOT_IMPLEMENTED);
+      r.add(`${at}.${type}`, DRIVER_TYPES.has(type) ? "Unsupported field: nanolet has no in-tree volume plugins; use a CSI driver" : NOT_IMPLEMENTED);
       return;
     }
     const source = isObject(volume[type]) ? (volume[type] as JsonObject) : (r.object(volume[type], `${at}.${type}`, true) ?? {});

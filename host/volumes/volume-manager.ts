@@ -20,6 +20,7 @@ import { checkHostPath } from "./host-path.js";
 import type { ObjectGetter } from "./object-store.js";
 import { DEFAULT_FILE_MODE, VolumeSetUpError, downwardPayload, objectPayload, projectedPayload } from "./payloads.js";
 import type { TokenManager } from "./token-manager.js";
+import { ephemeralVolumeHandle, type CsiDrivers, type CsiVolumeSource } from "../csi/csi-drivers.js";
 
 export { applyFsGroup, diskUsageBytes } from "./volume-ownership.js";
 export { checkHostPath } from "./host-path.js";
@@ -47,6 +48,8 @@ export interface VolumeManagerOptions {
   tokens?: TokenManager;
   /** PersistentVolumeClaims and PersistentVolumes; absent without an apiserver. */
   client?: ApiClient;
+  /** The CSI drivers registered on the node; absent: CSI volumes fail to set up. */
+  csi?: CsiDrivers;
   /** The node's allocatable memory, the largest a memory-backed emptyDir may be. */
   allocatableMemoryBytes?: () => number;
 }
@@ -127,8 +130,24 @@ export class VolumeManager {
         return;
       }
       case "persistentVolumeClaim": {
-        const { hostPath, readOnly } = await this.claimPath(facts.namespace, String(source.claimName));
-        this.remember(facts.uid, volume.name, hostPath, readOnly || source.readOnly === true);
+        const { hostPath, readOnly, csi } = await this.claimPath(facts.namespace, String(source.claimName));
+        const ro = readOnly || source.readOnly === true;
+        if (csi) {
+          const target = await this.csiDrivers().setUp(path.dirname(this.volumesDir(facts.uid)), volume.name, { ...csi, readOnly: ro || csi.readOnly });
+          this.remember(facts.uid, volume.name, target, ro);
+          return;
+        }
+        this.remember(facts.uid, volume.name, hostPath, ro);
+        return;
+      }
+      case "csi": {
+        // An inline ephemeral volume: its handle made from the pod and the volume, as upstream's.
+        const attributes: Record<string, string> = { ...(source.volumeAttributes ?? {}), "csi.storage.k8s.io/ephemeral": "true" };
+        const target = await this.csiDrivers().setUp(path.dirname(this.volumesDir(facts.uid)), volume.name, {
+          driver: String(source.driver), volumeHandle: ephemeralVolumeHandle(facts.uid, volume.name), readOnly: source.readOnly === true,
+          fsType: String(source.fsType ?? ""), volumeContext: attributes, persistent: false,
+        });
+        this.remember(facts.uid, volume.name, target, source.readOnly === true);
         return;
       }
       default:
@@ -178,8 +197,18 @@ export class VolumeManager {
     if (fsGroup !== undefined) applyFsGroup(dir, fsGroup, String(facts.spec?.securityContext?.fsGroupChangePolicy ?? "Always"));
   }
 
-  /** A claim's PersistentVolume on this node: `local` or `hostPath` only. */
-  private async claimPath(namespace: string, claimName: string): Promise<{ hostPath: string; readOnly: boolean }> {
+  private csiDrivers(): CsiDrivers {
+    if (!this.options.csi) throw new VolumeSetUpError("this node has no CSI plugin directory");
+    return this.options.csi;
+  }
+
+  /** Unpublishes the pod's CSI volumes through their drivers (before the unmount sweep). */
+  async tearDownCsi(uid: string): Promise<void> {
+    await this.options.csi?.tearDownPod(path.dirname(this.volumesDir(uid)));
+  }
+
+  /** A claim's PersistentVolume on this node: `local`, `hostPath`, or a CSI driver's. */
+  private async claimPath(namespace: string, claimName: string): Promise<{ hostPath: string; readOnly: boolean; csi?: CsiVolumeSource }> {
     const client = this.options.client;
     if (!client) throw new VolumeSetUpError(`cannot get persistentvolumeclaim "${claimName}": this node has no apiserver`);
     let claim: any;
@@ -194,13 +223,20 @@ export class VolumeManager {
       throw new VolumeSetUpError(`error processing PVC ${namespace}/${claimName}: PVC is not bound`);
     }
     const pv = await client.request("GET", `/api/v1/persistentvolumes/${encodeURIComponent(volumeName)}`);
+    const modes: string[] = pv?.spec?.accessModes ?? [];
+    const csi = pv?.spec?.csi;
+    if (csi && typeof csi.driver === "string" && typeof csi.volumeHandle === "string") {
+      return { hostPath: "", readOnly: false, csi: {
+        driver: csi.driver, volumeHandle: csi.volumeHandle, readOnly: csi.readOnly === true || (modes.length > 0 && modes.every((m) => m === "ReadOnlyMany")),
+        fsType: String(csi.fsType ?? ""), volumeContext: csi.volumeAttributes ?? {}, persistent: true,
+      } };
+    }
     const local = pv?.spec?.local?.path ?? pv?.spec?.hostPath?.path;
     if (typeof local !== "string" || !local.startsWith("/")) {
       throw new VolumeSetUpError(`persistentvolume "${volumeName}" is neither local nor hostPath: nanolet has no driver for it`);
     }
     if (pv?.spec?.hostPath) checkHostPath(local, String(pv.spec.hostPath.type ?? ""));
     else if (!fs.existsSync(local)) throw new VolumeSetUpError(`path "${local}" does not exist`);
-    const modes: string[] = pv?.spec?.accessModes ?? [];
     return { hostPath: local, readOnly: modes.length > 0 && modes.every((m) => m === "ReadOnlyMany") };
   }
 

@@ -1,0 +1,46 @@
+// `memory_manager_state` in upstream's layout: the policy, each container's memory blocks (NUMA
+// nodes, type, size) and a checksum. nanolet writes no machine state (upstream's per-node
+// accounting) and checks the checksum it wrote itself.
+import path from "node:path";
+import type { HardwareState } from "../core/core.js";
+import { fnv32a, readStateFile, writeDurably } from "./durable-file.js";
+
+export const MEMORY_STATE_FILE = "memory_manager_state";
+
+type MemoryEntries = HardwareState["memory"];
+
+export class MemoryStateFile {
+  readonly file: string;
+
+  constructor(rootDir: string) {
+    this.file = path.join(rootDir, MEMORY_STATE_FILE);
+  }
+
+  write(policyName: string, memory: MemoryEntries): void {
+    const entries: Record<string, Record<string, { numaAffinity: number[]; type: string; size: number }[]>> = {};
+    for (const m of memory) (entries[m.podUid] ??= {})[m.containerName] = [{ numaAffinity: [...m.numaNodes], type: "memory", size: Number(m.bytes) }];
+    const body = { policyName, machineState: {}, entries };
+    writeDurably(this.file, JSON.stringify({ ...body, checksum: fnv32a(JSON.stringify(body)) }));
+  }
+
+  read(policyName: string): MemoryEntries {
+    const text = readStateFile(this.file);
+    if (text === undefined) return [];
+    const raw = JSON.parse(text) as { policyName?: unknown; machineState?: unknown; entries?: unknown; checksum?: unknown };
+    const body = { policyName: raw.policyName, machineState: raw.machineState, entries: raw.entries };
+    if (raw.checksum !== fnv32a(JSON.stringify(body))) throw new Error(`${this.file}: checkpoint is corrupted (checksum does not match)`);
+    if (raw.policyName !== policyName) {
+      throw new Error(`[memorymanager] could not restore state from checkpoint: configured policy "${policyName}" differs from state checkpoint policy "${String(raw.policyName).slice(0, 64)}", please drain this node and delete the memory manager checkpoint file "${this.file}" before restarting Kubelet`);
+    }
+    const out: MemoryEntries = [];
+    for (const [podUid, containers] of Object.entries((raw.entries ?? {}) as Record<string, Record<string, { numaAffinity?: unknown; size?: unknown }[]>>)) {
+      for (const [containerName, blocks] of Object.entries(containers ?? {})) {
+        const block = Array.isArray(blocks) ? blocks[0] : undefined;
+        const nodes = Array.isArray(block?.numaAffinity) ? block!.numaAffinity.filter((n): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) < 64) : [];
+        const size = Number(block?.size ?? 0);
+        if (nodes.length > 0 && Number.isSafeInteger(size) && size > 0) out.push({ podUid, containerName, numaNodes: Uint32Array.from(nodes), bytes: BigInt(size) });
+      }
+    }
+    return out;
+  }
+}
