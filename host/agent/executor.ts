@@ -175,7 +175,7 @@ export class Executor {
         const objectFacts = objectFactsOf(facts);
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
-        if (kind.val.devices.length > 0) await this.addDevices(config, kind.val.devices);
+        if ((kind.val.devices ?? []).length > 0) await this.addDevices(config, kind.val.devices);
         this.addTerminationMessage(config, kind.val, facts);
         this.addHostsFile(config, kind.val, facts);
         const sandbox = this.sandboxFor(kind.val.sandbox, facts).config;

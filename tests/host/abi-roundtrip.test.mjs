@@ -126,7 +126,16 @@ test("planned-action round-trips every action-kind case", () => {
     { tag: "run-sandbox", val: sandbox },
     { tag: "stop-sandbox", val: "sb1" },
     { tag: "remove-sandbox", val: "sb2" },
-    { tag: "create-container", val: { sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1), resources: resources(1), targetContainerId: "c-target" } },
+    {
+      tag: "create-container",
+      val: {
+        sandboxId: "sb1", sandbox, attempt: 4, specHash: "abc", container: containerSpec(1), resources: resources(1), targetContainerId: "c-target",
+        cpusetCpus: "1-3,7", cpusetMems: "0", devices: [{ podUid: "u", containerName: "c ☃", resource: "example.com/dev", deviceIds: ["d1", "d2"] }, { podUid: "", containerName: "", resource: "", deviceIds: [] }],
+      },
+    },
+    { tag: "create-container", val: { sandboxId: "", sandbox, attempt: 0, specHash: "", container: containerSpec(2), resources: resources(2), targetContainerId: "", cpusetCpus: "", cpusetMems: "", devices: [] } },
+    { tag: "update-container-cpuset", val: { containerId: "c9", containerName: "n9", cpusetCpus: "0,2", cpusetMems: "" } },
+    { tag: "hardware-state-changed" },
     { tag: "start-container", val: { containerId: "c1", containerName: "n1" } },
     { tag: "stop-container", val: { containerId: "c2", containerName: "n2", timeoutSeconds: 30n } },
     { tag: "remove-container", val: { containerId: "c3", containerName: "n3" } },

@@ -418,7 +418,7 @@ test("manifests: volumes and mounts checked with the apiserver's words", () => {
   assert.deepEqual(problems(pod({ volumes: [{ name: "s", secret: { secretName: "x", items: [{ key: "../etc", path: "p" }] } }] })), [
     `spec.volumes[0].secret.items[0].key: Invalid value: "../etc": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
   ]);
-  assert.deepEqual(problems(pod({ volumes: [{ name: "n", nfs: { server: "x", path: "/" } }] })), ["spec.volumes[0].nfs: Unsupported field: nanolet has no storage drivers (CSI and in-tree volume plugins) yet"]);
+  assert.deepEqual(problems(pod({ volumes: [{ name: "n", nfs: { server: "x", path: "/" } }] })), ["spec.volumes[0].nfs: Unsupported field: nanolet has no in-tree volume plugins; use a CSI driver"]);
   assert.deepEqual(problems(pod({ volumes: [{ name: "v" }] })), ["spec.volumes[0]: Required value: must specify a volume type"]);
   assert.deepEqual(problems(pod({ volumes: [{ name: "c", configMap: { name: "cm" } }] }), false), ["spec.volumes[0].configMap: Forbidden: a static pod may not use a volume backed by apiserver objects (its node may read only the objects of pods bound to it)"]);
   // What the core gets: names, types, and the downward API's version.
