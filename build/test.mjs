@@ -147,7 +147,7 @@ const suites = [
     name: "containerd2",
     run: async () => {
       ensurePackages();
-      const files = ["nanolet", "pod-runtime", "probes", "hooks", "hostile", "subpath"].map((f) => `tests/e2e/${f}.e2e.test.mjs`);
+      const files = ["nanolet", "pod-runtime", "probes", "hooks", "hostile", "subpath", "hardware"].map((f) => `tests/e2e/${f}.e2e.test.mjs`);
       return nodeTestCounts(await run(process.execPath, ["--test", "--test-reporter=tap", "--test-concurrency=1", ...files], { ...process.env, NANOLET_E2E_CONTAINERD: "2" }));
     },
   },

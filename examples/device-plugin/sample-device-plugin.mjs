@@ -85,9 +85,10 @@ server.addService(api.DevicePlugin.service, {
     call.on("cancelled", () => watchers.delete(call));
     call.on("close", () => watchers.delete(call));
   },
+  // The lowest ids first (the ones that must be included before them): the same devices on every node.
   GetPreferredAllocation: (call, callback) => {
     const responses = call.request.containerRequests.map((r) => ({
-      deviceIDs: [...r.mustIncludeDeviceIDs, ...r.availableDeviceIDs.filter((id) => !r.mustIncludeDeviceIDs.includes(id))].slice(0, r.allocationSize),
+      deviceIDs: [...r.mustIncludeDeviceIDs, ...[...r.availableDeviceIDs].sort().filter((id) => !r.mustIncludeDeviceIDs.includes(id))].slice(0, r.allocationSize),
     }));
     callback(null, { containerResponses: responses });
   },

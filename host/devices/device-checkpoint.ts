@@ -1,6 +1,7 @@
 // `kubelet_internal_checkpoint`: which devices each container holds and what its plugin's Allocate
 // answered, in upstream's layout (PodDeviceEntries with AllocResp as protobuf bytes,
-// RegisteredDevices), so that a restart keeps every assignment and what to give the container.
+// RegisteredDevices) and checksum, so that a restart keeps every assignment and what to give the
+// container, and a node moved between nanolet and the kubelet keeps them too.
 import path from "node:path";
 import { fnv32a, readStateFile, writeDurably } from "../hardware/durable-file.js";
 
@@ -20,22 +21,38 @@ export interface DeviceCheckpoint {
   registered: Record<string, string[]>;
 }
 
-/** The checksum nanolet writes: FNV-32a of the Data member's JSON (upstream's differs; see README). */
-function checksumOf(dataText: string): number {
-  return fnv32a(dataText);
+/** The Data member as the file holds it. */
+interface RawData {
+  PodDeviceEntries: { PodUID: string; ContainerName: string; ResourceName: string; DeviceIDs: Record<string, string[]>; AllocResp: string }[] | null;
+  RegisteredDevices: Record<string, string[]>;
+}
+
+/**
+ * upstream's checksum: FNV-32a of the Data member as its hashing prints the Go struct (fields with
+ * their types, nested values plain, map keys sorted, bytes as numbers; a nil list as `<nil>`).
+ */
+export function deviceChecksum(data: RawData): number {
+  const list = (ids: unknown) => (Array.isArray(ids) ? ids.map(String).join(" ") : "");
+  const entries = !Array.isArray(data.PodDeviceEntries) ? "<nil>" : `[${data.PodDeviceEntries.map((e) => {
+    const numa = Object.keys(e.DeviceIDs ?? {}).map(Number).sort((a, b) => a - b).map((k) => `${k}:[${list(e.DeviceIDs[String(k)])}]`).join(" ");
+    const bytes = [...Buffer.from(typeof e.AllocResp === "string" ? e.AllocResp : "", "base64")].join(" ");
+    return `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName} ` +
+      `DeviceIDs:(checkpoint.DevicesPerNUMA)map[${numa}] AllocResp:([]uint8)[${bytes}]}`;
+  }).join(" ")}]`;
+  const registered = `map[${Object.keys(data.RegisteredDevices ?? {}).sort().map((k) => `${k}:[${list(data.RegisteredDevices[k])}]`).join(" ")}]`;
+  return fnv32a(`(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)${entries} RegisteredDevices:(map[string][]string)${registered}}`);
 }
 
 export function formatDeviceCheckpoint(checkpoint: DeviceCheckpoint): string {
   const data = {
-    PodDeviceEntries: checkpoint.entries.map((e) => ({
+    PodDeviceEntries: checkpoint.entries.length === 0 ? null : checkpoint.entries.map((e) => ({
       PodUID: e.podUid, ContainerName: e.containerName, ResourceName: e.resourceName,
       // Devices by NUMA node; nanolet keeps them under -1 (no node), as upstream does without topology.
       DeviceIDs: { "-1": e.deviceIds }, AllocResp: e.allocResp.toString("base64"),
     })),
     RegisteredDevices: checkpoint.registered,
   };
-  const dataText = JSON.stringify(data);
-  return `{"Data":${dataText},"Checksum":${checksumOf(dataText)}}`;
+  return JSON.stringify({ Data: data, Checksum: deviceChecksum(data) });
 }
 
 function strings(value: unknown): string[] {
@@ -45,7 +62,7 @@ function strings(value: unknown): string[] {
 export function parseDeviceCheckpoint(text: string): DeviceCheckpoint {
   const raw = JSON.parse(text) as { Data?: any; Checksum?: unknown };
   if (raw === null || typeof raw !== "object" || typeof raw.Data !== "object" || raw.Data === null) throw new Error("no Data");
-  if (raw.Checksum !== checksumOf(JSON.stringify(raw.Data))) throw new Error("checkpoint is corrupted (checksum does not match)");
+  if (raw.Checksum !== deviceChecksum(raw.Data as RawData)) throw new Error("checkpoint is corrupted (checksum does not match)");
   const entries: PodDeviceEntry[] = [];
   for (const e of Array.isArray(raw.Data.PodDeviceEntries) ? raw.Data.PodDeviceEntries : []) {
     if (e === null || typeof e !== "object") continue;

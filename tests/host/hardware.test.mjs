@@ -77,6 +77,15 @@ test("cpu_manager_state: upstream's checksums, and a file of another policy refu
   assert.throws(() => parseCpuState(tampered), /checkpoint is corrupted/);
 });
 
+test("the upstream kubelet's own state files (v1.36.2, written beside nanolet) check out", () => {
+  const cpu = parseCpuState(fs.readFileSync("tests/fixtures/kubelet-cpu-manager-state.json", "utf8").trim());
+  assert.equal(cpu.policyName, "static");
+  assert.equal(cpu.defaultCpuSet, "0");
+  const devices = parseDeviceCheckpoint(fs.readFileSync("tests/fixtures/kubelet-device-checkpoint.json", "utf8").trim());
+  assert.deepEqual(devices.entries.map((e) => [e.containerName, e.resourceName, e.deviceIds]), [["main", "example.com/sample", ["dev-0", "dev-1"]]]);
+  assert.deepEqual(devices.registered, { "example.com/sample": ["dev-0", "dev-1", "dev-2"] });
+});
+
 test("kubelet_internal_checkpoint keeps assignments and the plugin's answer; a damaged one is refused", () => {
   const checkpoint = { entries: [{ podUid: "u", containerName: "c", resourceName: "example.com/dev", deviceIds: ["d0", "d1"], allocResp: Buffer.from([1, 2, 3]) }], registered: { "example.com/dev": ["d0", "d1"] } };
   assert.deepEqual(parseDeviceCheckpoint(formatDeviceCheckpoint(checkpoint)), checkpoint);
