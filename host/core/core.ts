@@ -159,8 +159,8 @@ export interface Core {
   handleDevices?(nowMs: number, resource: string, devices: DeviceState[]): void;
   /** What the state files kept, given back after a restart (before the first pods). */
   restoreHardware?(state: HardwareState): void;
-  /** What the CPU, memory and device managers hold now. */
-  hardwareState?(): HardwareState;
+  /** What the CPU, memory and device managers hold now (undefined from a core that cannot say). */
+  hardwareState?(): HardwareState | undefined;
 }
 
 /** shutdownGracePeriod, shutdownGracePeriodCriticalPods and shutdownGracePeriodByPodPriority, in seconds. */

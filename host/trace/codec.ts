@@ -3,7 +3,8 @@
 // the simulator, read by `nanolet sim --replay`. The bindings' 64-bit integers (bigint) are written
 // as decimal strings; the decoders below know which fields they are.
 import type { ActionResult, NodeStats, PlannedAction, PodRejection, PodSpec, ProbeResult, RuntimeSnapshot } from "../core/types.js";
-import type { BackOffEntry, CoreConfig } from "../core/core.js";
+import type { BackOffEntry, CoreConfig, HardwareConfig, HardwareState } from "../core/core.js";
+import type { DeviceState } from "../devices/device-manager.js";
 
 export const TRACE_FORMAT = "nanolet-trace/1";
 
@@ -21,6 +22,8 @@ export type TraceLine =
   | { t: number; op: "runtime-event" }
   | { t: number; op: "event-stream"; streaming: boolean }
   | { t: number; op: "node-shutdown"; active: boolean }
+  | { t: number; op: "devices"; resource: string; devices: DeviceState[] }
+  | { t: number; op: "hardware-restore"; state: unknown }
   | { t: number; op: "trap"; call: string; reason: string }
   | { t: number; op: "sim"; event: string; [key: string]: unknown };
 
@@ -116,4 +119,23 @@ export function decodeProbeResults(value: unknown): ProbeResult[] {
 
 export function decodeResults(value: unknown): ActionResult[] {
   return list(value, "results").map((r, i) => ({ ...(r as unknown as ActionResult), actionId: big(r.actionId, `results[${i}].actionId`) }));
+}
+
+/** The managers' state as a trace keeps it: lists and decimal strings instead of typed arrays and bigints. */
+export function encodeHardwareState(state: HardwareState): unknown {
+  return { ...state, memory: state.memory.map((m) => ({ ...m, numaNodes: Array.from(m.numaNodes), bytes: String(m.bytes) })) };
+}
+
+export function decodeHardwareState(value: unknown): HardwareState {
+  const v = value as HardwareState & { memory: { numaNodes: number[]; bytes: string }[] };
+  return { ...v, memory: (v.memory ?? []).map((m) => ({ ...m, numaNodes: Uint32Array.from(m.numaNodes), bytes: BigInt(m.bytes) })) } as HardwareState;
+}
+
+/** A recorded core configuration with its hardware settings' 64-bit numbers back as bigints. */
+export function decodeCoreConfig(value: unknown): CoreConfig {
+  const config = value as CoreConfig;
+  const h = config.hardware as (HardwareConfig & Record<string, any>) | undefined;
+  if (!h) return config;
+  const memory = (list: { numaNode: number; bytes: unknown }[]) => (list ?? []).map((m) => ({ numaNode: m.numaNode, bytes: BigInt(m.bytes as string) }));
+  return { ...config, hardware: { ...h, cpuReconcilePeriodMs: BigInt(h.cpuReconcilePeriodMs as unknown as string), numaMemory: memory(h.numaMemory), reservedMemory: memory(h.reservedMemory) } };
 }

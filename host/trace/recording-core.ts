@@ -3,7 +3,9 @@
 // from its time is written as `same`, so a steady node costs a few bytes a second.
 import type { ActionResult, GcPlan, NodeStats, PackedSnapshot, PlannedAction, PodRejection, PodSpec, RuntimeSnapshot, ProbeResult } from "../core/types.js";
 import { Core, CoreConfig, CoreTrapError, type BackOffEntry, type ImageGcRequest, type NodeShutdownSettings } from "../core/core.js";
-import { TRACE_FORMAT, encodeLine, encodeValue } from "./codec.js";
+import { TRACE_FORMAT, encodeHardwareState, encodeLine, encodeValue } from "./codec.js";
+import type { HardwareState } from "../core/core.js";
+import type { DeviceState } from "../devices/device-manager.js";
 
 /** Where trace lines go, one string per line without its newline. */
 export type TraceSink = (line: string) => void;
@@ -59,6 +61,14 @@ export class TraceWriter {
 
   eventStream(t: number, streaming: boolean): void {
     this.sink(encodeLine({ t, op: "event-stream", streaming }));
+  }
+
+  devices(t: number, resource: string, devices: DeviceState[]): void {
+    this.sink(encodeLine({ t, op: "devices", resource, devices }));
+  }
+
+  hardwareRestore(t: number, state: HardwareState): void {
+    this.sink(encodeLine({ t, op: "hardware-restore", state: encodeHardwareState(state) }));
   }
 
   nodeShutdown(t: number, active: boolean): void {
@@ -153,6 +163,21 @@ export class RecordingCore implements Core {
   handleNodeShutdown(nowMs: number, active: boolean): void {
     this.trace.nodeShutdown(nowMs, active);
     this.guard(nowMs, () => this.inner.handleNodeShutdown?.(nowMs, active));
+  }
+
+  handleDevices(nowMs: number, resource: string, devices: DeviceState[]): void {
+    this.trace.devices(nowMs, resource, devices);
+    this.guard(nowMs, () => this.inner.handleDevices?.(nowMs, resource, devices));
+  }
+
+  restoreHardware(state: HardwareState): void {
+    this.trace.hardwareRestore(0, state);
+    this.inner.restoreHardware?.(state);
+  }
+
+  /** A query of the agent's state: nothing to record. */
+  hardwareState(): HardwareState | undefined {
+    return this.inner.hardwareState?.();
   }
 
   /** A query of the agent's state: nothing to record. */

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import type { RuntimeSnapshot } from "../core/types.js";
 import { Core, CoreAgent, CoreConfig, CoreTrapError } from "../core/core.js";
-import { TraceFormatError, decodePods, decodeProbeResults, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
+import { TraceFormatError, decodeCoreConfig, decodeHardwareState, decodePods, decodeProbeResults, decodeResults, decodeNodeStats, decodeSnapshot, encodeValue } from "./codec.js";
 
 export interface Divergence {
   line: number;
@@ -63,7 +63,7 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
     }
     if (op === "create") {
       try {
-        core = await create(entry.config as CoreConfig);
+        core = await create(decodeCoreConfig(entry.config));
       } catch (error) {
         throw new TraceFormatError(`line ${lineNo}: not a valid "create" line: ${(error as Error).message}`);
       }
@@ -113,6 +113,14 @@ export async function replayLines(lines: string[], options: ReplayOptions = {}):
         case "node-shutdown":
           if (typeof entry.active !== "boolean") throw new TraceFormatError(`line ${lineNo}: "node-shutdown" without active`);
           core.handleNodeShutdown?.(t, entry.active);
+          break;
+        case "devices":
+          if (typeof entry.resource !== "string" || !Array.isArray(entry.devices)) throw new TraceFormatError(`line ${lineNo}: "devices" without resource and devices`);
+          core.handleDevices?.(t, entry.resource, entry.devices);
+          break;
+        case "hardware-restore":
+          if (entry.state === null || typeof entry.state !== "object") throw new TraceFormatError(`line ${lineNo}: "hardware-restore" without state`);
+          core.restoreHardware?.(decodeHardwareState(entry.state));
           break;
         case "trap":
           continue;
