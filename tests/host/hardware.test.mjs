@@ -165,3 +165,46 @@ test("the device plugin API: the sample plugin registers, announces, allocates a
     again.stop();
   }
 });
+
+test("the plugin watcher: a device plugin and a CSI driver found in plugins_registry, told their status, and let go with their sockets", async () => {
+  const { PluginWatcher } = await import("../../dist/devices/plugin-watcher.js");
+  const { CsiDrivers } = await import("../../dist/csi/csi-drivers.js");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-pw-"));
+  const seen = new Map();
+  const devices = new DeviceManager({ dir: path.join(root, "device-plugins"), log: quiet, onDevices: (resource, list) => seen.set(resource, list) });
+  await devices.start();
+  const csi = new CsiDrivers({ rootDir: root, nodeName: "n", log: quiet });
+  const watcher = new PluginWatcher({
+    dir: path.join(root, "plugins_registry"), log: quiet, rescanMs: 200,
+    handlers: {
+      DevicePlugin: { register: (info, socket) => devices.register({ version: "v1beta1", endpoint: "", resourceName: info.name }, socket), unregister: (name) => devices.unregister(name) },
+      CSIPlugin: csi,
+    },
+  });
+  watcher.start();
+  const plugin = spawn(process.execPath, ["examples/device-plugin/sample-device-plugin.mjs", "--resource", "example.com/reg", "--devices", "2", "--dir", path.join(root, "device-plugins"), "--via-registry"], { stdio: "ignore" });
+  const driver = spawn(process.execPath, ["tests/fixtures/csi-test-driver.mjs", "--name", "csi.nanolet.test", "--root", root, "--data-dir", path.join(root, "csi-data")], { stdio: "ignore" });
+  try {
+    await waitFor("the device plugin through the registry", () => seen.get("example.com/reg")?.length === 2);
+    await waitFor("the CSI driver registered", () => csi.names().includes("csi.nanolet.test"));
+    // Publish and unpublish an inline volume in a pod directory, as the volume manager does.
+    const podDir = path.join(root, "pods", "uid-1");
+    const target = await csi.setUp(podDir, "scratch", { driver: "csi.nanolet.test", volumeHandle: "csi-abc", readOnly: false, fsType: "", volumeContext: { content: "hi" }, persistent: false });
+    assert.equal(target, path.join(podDir, "volumes", "kubernetes.io~csi", "scratch", "mount"));
+    assert.equal(fs.readFileSync(path.join(target, "data.txt"), "utf8"), "hi\n");
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(podDir, "volumes", "kubernetes.io~csi", "scratch", "vol_data.json"), "utf8")).volumeLifecycleMode, "Ephemeral");
+    await csi.tearDownPod(podDir);
+    assert.equal(fs.existsSync(path.join(root, "csi-data", "csi-abc")), false, "the driver removed the volume");
+    await assert.rejects(csi.setUp(podDir, "bad", { driver: "csi.nanolet.test", volumeHandle: "csi-bad", readOnly: false, fsType: "", volumeContext: { fail: "disk on fire" }, persistent: false }), /rpc error: code = Internal desc = disk on fire/);
+    await assert.rejects(csi.setUp(podDir, "x", { driver: "nope", volumeHandle: "h", readOnly: false, fsType: "", volumeContext: {}, persistent: false }), /driver name nope not found in the list of registered CSI drivers/);
+    driver.kill("SIGTERM");
+    await waitFor("the CSI driver let go", () => !csi.names().includes("csi.nanolet.test"));
+    plugin.kill("SIGTERM");
+    await waitFor("the device plugin's devices unhealthy", () => devices.counts().find((c) => c.resource === "example.com/reg")?.allocatable === 0);
+  } finally {
+    plugin.kill("SIGKILL");
+    driver.kill("SIGKILL");
+    watcher.stop();
+    devices.stop();
+  }
+});
