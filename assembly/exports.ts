@@ -133,16 +133,7 @@ export function agentConfigureNode(
   config.evictionMaxPodGracePeriodSeconds = maxPodGracePeriodSeconds;
   config.evictionIntervalMs = intervalMs;
   resetArgumentArena();
-  const error = agentOf(rep).configureNode(config);
-  // result<_, string>: tag u8 @0 (0 ok, 1 err), the error string @4.
-  store<u8>(RETURN_AREA, error.length == 0 ? 0 : 1);
-  if (error.length == 0) {
-    store<u32>(RETURN_AREA, 0, 4);
-    store<u32>(RETURN_AREA, 0, 8);
-  } else {
-    lowerString(RETURN_AREA + 4, error);
-  }
-  return RETURN_AREA;
+  return lowerUnitResult(agentOf(rep).configureNode(config));
 }
 
 export function agentHandleNodeStats(rep: i32, nowMs: u64, signalsPtr: usize, signalsLen: u32, podsPtr: usize, podsLen: u32, volumesPtr: usize, volumesLen: u32): void {
