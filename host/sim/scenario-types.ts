@@ -1,5 +1,6 @@
 // What a scenario file says, once read (scenario.ts reads and checks it): the simulated node, its
 // pods and their behaviour, faults, the timeline and the expectations.
+import type { ScenarioHardware } from "./sim-hardware.js";
 import type { DurationRange } from "./duration.js";
 
 /** CRI calls a fault can name; `*` names them all. */
@@ -168,6 +169,8 @@ export interface Scenario {
   preloadedImages: string[] | "all";
   /** Graceful node shutdown's settings (shutdownGracePeriod... in seconds); none: off. */
   shutdown?: { gracePeriodSeconds: number; criticalPodsSeconds: number; byPodPriority: { priority: number; gracePeriodSeconds: number }[] };
+  /** The machine's CPUs, the CPU and topology policies and device plugins; none: no placement. */
+  hardware?: ScenarioHardware;
   /** The image filesystem and image GC; none: images are never collected. */
   imageGc?: ScenarioImageGc;
   pods: ScenarioPod[];

@@ -1,6 +1,7 @@
 // Scenario files: a YAML document describing a simulated node (pods, latencies), what happens to
 // it over time (the timeline) and what must be true (expectations). See tests/sim/README.md.
 // Every mistake is reported with the file and the field path, and nothing is guessed.
+import { hardwareConfigOf, readHardware } from "./sim-hardware.js";
 import { readImageGc } from "./scenario-images.js";
 import fs from "node:fs";
 import { parse } from "yaml";
@@ -218,7 +219,7 @@ function readExpectation(r: Reader, value: unknown, field: string, podKeys: Set<
 export function readScenario(doc: unknown, file: string): Scenario {
   const r = new Reader(file);
   const o = r.object(doc, "");
-  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder", "shutdown"]);
+  r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder", "shutdown", "hardware"]);
   const events = o.runtimeEvents === undefined ? {} : r.object(o.runtimeEvents, "runtimeEvents");
   r.only(events, "runtimeEvents", ["source", "lose", "latency"]);
   const eventSource = events.source ?? "none";
@@ -301,6 +302,7 @@ export function readScenario(doc: unknown, file: string): Scenario {
     source: source as "file" | "apiserver",
     memory: readMemory(r, o.memory),
     shutdown: readShutdown(r, o.shutdown),
+    hardware: readHardware(r, o.hardware),
     missingImages: r.strings(images.missing, "images.missing"),
     preloadedImages: images.preloaded === undefined || images.preloaded === "all" ? "all" : r.strings(images.preloaded, "images.preloaded"),
     imageGc: readImageGc(r, images.gc),
@@ -340,6 +342,7 @@ export function coreConfigOf(s: Scenario): CoreConfig {
     workerErrorBackoffMs: s.workerErrorBackoffMs,
   };
   if (s.shutdown) config.nodeShutdown = s.shutdown;
+  if (s.hardware) config.hardware = hardwareConfigOf(s.hardware);
   if (s.memory) {
     const m = s.memory;
     config.node = {

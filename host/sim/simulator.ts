@@ -23,6 +23,7 @@ import { Invariants } from "./invariants.js";
 import { SimPodSource } from "./pod-source.js";
 import { Prng } from "./prng.js";
 import { Scenario, coreConfigOf } from "./scenario.js";
+import { SimHardware } from "./sim-hardware.js";
 import { SimCri, Snapshot } from "./sim-cri.js";
 import { ProbeInvariants } from "./probe-invariants.js";
 import { SimRuntime } from "./sim-runtime.js";
@@ -54,8 +55,8 @@ export class Simulator {
   private generation = 0;
   /** logind announced a shutdown the core has not yet given up (cancelled): every stop is excused. */
   private nodeShuttingDown = false;
-  /** Pods the shutdown stopped or refused (their status says Terminated or NodeShutdown). */
-  private shutdownTerminated = new Set<string>();
+  /** Pods Failed in the agent's memory only: stopped or refused by a shutdown, or refused at admission. */
+  private memoryOnlyFailures = new Set<string>();
   private pendingResults: ActionResult[] = [];
   private pendingProbeResults: ProbeResult[] = [];
   private probeInvariants: ProbeInvariants;
@@ -80,6 +81,8 @@ export class Simulator {
   /** The pressure the core last announced. */
   pressure: NodePressure = { memory: false, disk: false, pid: false };
   private runtimeEvents: SimRuntimeEvents;
+  /** The machine's CPUs and devices and the state files, when the scenario has hardware. */
+  private hardware: SimHardware | undefined;
 
   constructor(private options: SimOptions) {
     const s = (this.scenario = options.scenario);
@@ -90,6 +93,7 @@ export class Simulator {
     this.config = coreConfigOf(s);
     this.maxLatencyMs = Math.max(...Object.entries(s.latency).filter(([k]) => k !== "PullImage").map(([, r]) => r.maxMs), 1);
     this.invariants = new Invariants({ backoffInitialMs: s.backoffInitialMs, backoffMaxMs: s.backoffMaxMs, latencySlackMs: 10 * this.maxLatencyMs });
+    if (s.hardware) this.hardware = new SimHardware(s.hardware, this.invariants);
     this.faults = new Faults(s, rng.fork("faults"), rng.fork("relist"), this.maxLatencyMs, this.trace);
     const now = () => this.nowMs;
     this.pods = new SimPodSource(s, this.queue, this.runtime, this.invariants, this.faults, { now, settleMs: () => this.settleMs(), maxLatencyMs: this.maxLatencyMs });
@@ -248,6 +252,8 @@ export class Simulator {
   private async startCore(): Promise<void> {
     const inner = await (this.options.createCore ?? CoreAgent.create)(this.config);
     this.core = this.trace ? RecordingCore.wrap(inner, this.trace, this.nowMs, this.config) : inner;
+    // The state files and the plugins' devices before the first pods, as the agent loop gives them.
+    if (this.hardware) this.call((core) => this.hardware!.restoreInto(core, this.nowMs));
     this.sendPods();
     this.runtimeEvents.agentStarted();
   }
@@ -331,7 +337,7 @@ export class Simulator {
         this.probeInvariants.onStatus(kind.val, this.pods.podInfo(action.podUid)?.spec, this.nowMs);
         this.invariants.onPhase(action.podUid, kind.val.phase, this.nowMs);
         if (isEviction(kind.val) && !wasEvicted) this.memory.onEviction(action.podUid);
-        if (isShutdownTermination(kind.val)) this.shutdownTerminated.add(action.podUid);
+        if (isShutdownTermination(kind.val) || isAdmissionRefusal(kind.val)) this.memoryOnlyFailures.add(action.podUid);
         if (this.scenario.source === "apiserver") {
           this.apiserver.publish(action.podUid, kind.val, this.pods.podInfo(action.podUid)?.spec?.hostNetwork ?? false, this.nowMs);
           this.deletions.published(action.podUid, kind.val);
@@ -368,6 +374,13 @@ export class Simulator {
         this.pressure = kind.val;
         this.trace?.sim(this.nowMs, "pressure", { ...kind.val });
         return;
+      case "hardware-state-changed":
+        this.call((core) => this.hardware?.onStateChanged(core, this.nowMs));
+        return;
+      case "update-container-cpuset":
+        // A cpuset rewrite needs no answer: the runtime's cgroups are not modelled.
+        this.trace?.sim(this.nowMs, "cpuset", { container: kind.val.containerId, cpus: kind.val.cpusetCpus });
+        return;
       case "update-pod-cgroup":
         // The host writes cgroup files itself (no CRI call): done at once.
         this.pendingResults.push({ actionId: action.id, outcome: { tag: "ok", val: "" } });
@@ -402,11 +415,11 @@ export class Simulator {
     // A new agent process announces no pressure until its core sees some.
     this.pressure = { memory: false, disk: false, pid: false };
     this.invariants.onAgentRestart();
-    // A static pod stopped by a node shutdown was Failed in the agent's memory only: a new agent
-    // runs it again, as upstream's does (an apiserver's pod keeps its phase there, and the watch
-    // gives it back). The shutdown itself is forgotten with the agent.
-    if (this.scenario.source === "file") for (const uid of this.shutdownTerminated) this.invariants.onReadded(uid);
-    this.shutdownTerminated.clear();
+    // A static pod stopped by a node shutdown, or refused at admission, was Failed in the agent's
+    // memory only: a new agent admits it again, as upstream's does (an apiserver's pod keeps its
+    // phase there, and the watch gives it back). The shutdown itself is forgotten with the agent.
+    if (this.scenario.source === "file") for (const uid of this.memoryOnlyFailures) this.invariants.onReadded(uid);
+    this.memoryOnlyFailures.clear();
     this.nodeShuttingDown = false;
     this.cri.reset();
     const generation = ++this.generation;
@@ -455,6 +468,11 @@ export class Simulator {
 /** A status the core publishes when it evicts a pod (an admission refusal has no DisruptionTarget). */
 function isEviction(status: PodStatus | undefined): boolean {
   return status?.reason === "Evicted" && status.conditions.some((c) => c.conditionType === "disruption-target");
+}
+
+/** An admission refusal (`Pod was rejected: ...`): the topology manager's, a device's, resources'. */
+function isAdmissionRefusal(status: PodStatus | undefined): boolean {
+  return status?.phase === "failed" && status.message.startsWith("Pod was rejected: ");
 }
 
 /** A status the node shutdown manager gave: Terminated with a DisruptionTarget condition, or refused (NodeShutdown). */

@@ -139,7 +139,38 @@ export function swarmDocument(seed: number): Doc {
   addListOrder(doc, seed);
   addImageGc(doc, seed, activeMs);
   addNodeShutdown(doc, seed, activeMs);
+  addHardware(doc, seed);
   return doc;
+}
+
+/**
+ * A machine with the static CPU policy, a topology policy and a device plugin for some seeds, from
+ * a stream of its own: some pods become Guaranteed with whole CPUs (init containers too) and some
+ * ask for devices; agent restarts give the state back from the "files". The hardware invariants
+ * check every state written (a CPU or device held once, the reserved CPU never given).
+ */
+function addHardware(doc: Doc, seed: number): void {
+  const rng = new Prng(seed, "swarm-hardware");
+  if (!rng.chance(0.2)) return;
+  const cpus = rng.int(2, 8);
+  doc.hardware = {
+    cpus, numaNodes: rng.int(1, Math.min(2, cpus)), cpuPolicy: "static", reservedCpus: "0",
+    topologyPolicy: rng.pick(["none", "best-effort", "restricted", "single-numa-node"]), topologyScope: rng.pick(["container", "pod"]),
+    devices: { "example.com/dev": rng.int(0, 4) },
+  };
+  const manifests = [...(doc.pods as Doc[]), ...(doc.timeline as Doc[]).map((e) => (e.add ?? e.update) as Doc | undefined).filter((m): m is Doc => m !== undefined)];
+  for (const pod of manifests) {
+    const spec = (pod.manifest as Doc).spec as Doc;
+    const guaranteed = rng.chance(0.4);
+    const devices = rng.chance(0.3) ? rng.int(1, 2) : 0;
+    const cpu = String(rng.int(1, 2));
+    for (const c of [...((spec.initContainers as Doc[] | undefined) ?? []), ...(spec.containers as Doc[])]) {
+      const limits: Doc = {};
+      if (guaranteed) Object.assign(limits, { cpu, memory: "256Mi" });
+      if (devices > 0 && c === (spec.containers as Doc[])[0]) limits["example.com/dev"] = String(devices);
+      if (Object.keys(limits).length > 0) c.resources = { limits };
+    }
+  }
 }
 
 /**

@@ -208,3 +208,18 @@ test("the plugin watcher: a device plugin and a CSI driver found in plugins_regi
     devices.stop();
   }
 });
+
+test("the simulator's hardware rules catch a CPU or device held twice and a reserved CPU given", async () => {
+  const { SimHardware } = await import("../../dist/sim/sim-hardware.js");
+  const violations = [];
+  const invariants = { violate: (atMs, invariant, message) => violations.push(invariant) };
+  const sim = new SimHardware({ cpus: 4, numaNodes: 2, cpuPolicy: "static", reservedCpus: "0", topologyPolicy: "none", topologyScope: "container", devices: {} }, invariants);
+  const state = (cpus, defaultCpus, devices = []) => ({ hardwareState: () => ({ defaultCpus, cpus, devices, memory: [] }) });
+  sim.onStateChanged(state([{ podUid: "a", containerName: "c", cpus: "1" }, { podUid: "a", containerName: "init", cpus: "1" }], "0,2-3"), 1);
+  assert.deepEqual(violations, [], "a pod's init container hands its CPU on");
+  sim.onStateChanged(state([{ podUid: "a", containerName: "c", cpus: "1" }, { podUid: "b", containerName: "c", cpus: "1" }], "0,2-3"), 2);
+  sim.onStateChanged(state([{ podUid: "a", containerName: "c", cpus: "0" }], "1-3"), 3);
+  sim.onStateChanged(state([], "0-2"), 4);
+  sim.onStateChanged(state([], "0-3", [{ podUid: "a", containerName: "c", resource: "r", deviceIds: ["d"] }, { podUid: "b", containerName: "c", resource: "r", deviceIds: ["d"] }]), 5);
+  assert.deepEqual(violations, ["hardware-cpu-held-once", "hardware-reserved-cpu", "hardware-shared-pool", "hardware-device-held-once"]);
+});
