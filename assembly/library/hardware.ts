@@ -16,6 +16,7 @@ export function hardwareTakeCpus(cpusPtr: usize, cpusLen: u32, freePtr: usize, f
   resetArgumentArena();
   const free = parseCpuSet(freeText);
   if (free === null) return lowerError(LIBRARY_RETURN_AREA, 4, parseError);
+  if (cpus.length > 8192) return lowerError(LIBRARY_RETURN_AREA, 4, "more than 8192 CPUs");
   if (count > 8192) return lowerError(LIBRARY_RETURN_AREA, 4, "count " + count.toString() + " is more CPUs than a cpuset can name");
   const taken = takeByTopology(new CpuTopology(cpus), free, <i32>count);
   if (taken === null) return lowerError(LIBRARY_RETURN_AREA, 4, takeError);

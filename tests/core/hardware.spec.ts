@@ -197,3 +197,45 @@ describe("the agent with the static CPU policy and device plugins", () => {
     expect(last).toBe("0-15");
   });
 });
+
+describe("the managers' limits and options", () => {
+  it("refuses a machine of more NUMA nodes than upstream places over", () => {
+    const agent = new Agent(config());
+    const c = hardwareConfig("static", "restricted");
+    c.cpus = [];
+    for (let i = 0; i < 10; i++) c.cpus.push(new CpuInfo(i, i, 0, i));
+    expect(agent.configureHardware(c)).toBe("unsupported on machines with more than 8 NUMA Nodes");
+    c.topologyPolicy = "none";
+    expect(agent.configureHardware(c)).toBe("");
+  });
+  it("full-pcpus-only refuses a request that is not whole cores (SMTAlignmentError)", () => {
+    const node = new FakeNode(new Agent(config()));
+    const c = hardwareConfig("static", "none");
+    c.fullPcpusOnly = true;
+    expect(node.agent.configureHardware(c)).toBe("");
+    node.agent.handlePods(node.nowMs, [guaranteed("odd", "3", []), guaranteed("whole", "2", [])]);
+    node.runUntil(node.nowMs + 3000);
+    expect(node.statuses.get("odd").reason).toBe("SMTAlignmentError");
+    expect(node.statuses.get("odd").message).toBe("Pod was rejected: SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2");
+    expect(creates(node, "whole")[0].kind.create!.cpusetCpus).toBe("1,9");
+  });
+  it("the pod scope aligns every container of a pod on one NUMA node", () => {
+    const node = new FakeNode(new Agent(config()));
+    const c = hardwareConfig("static", "single-numa-node");
+    c.topologyScope = "pod";
+    expect(node.agent.configureHardware(c)).toBe("");
+    const p = guaranteed("pair", "1", []);
+    const second = p.containers[0];
+    const other = spec("x", "Always", ["side"]).containers[0];
+    other.requests = second.requests;
+    other.limits = second.limits;
+    p.containers.push(other);
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 3000);
+    const made = creates(node, "pair");
+    expect(made.length).toBe(2);
+    // CPU 0 is reserved: NUMA node 0 has 1, 8 and 9 free; both containers land there.
+    const cpus = made[0].kind.create!.cpusetCpus + "," + made[1].kind.create!.cpusetCpus;
+    expect(cpus == "1,9" || cpus == "9,1" || cpus == "1,8" || cpus == "8,1" || cpus == "8,9" || cpus == "9,8").toBe(true);
+  });
+});

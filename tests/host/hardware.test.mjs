@@ -223,3 +223,29 @@ test("the simulator's hardware rules catch a CPU or device held twice and a rese
   sim.onStateChanged(state([], "0-3", [{ podUid: "a", containerName: "c", resource: "r", deviceIds: ["d"] }, { podUid: "b", containerName: "c", resource: "r", deviceIds: ["d"] }]), 5);
   assert.deepEqual(violations, ["hardware-cpu-held-once", "hardware-reserved-cpu", "hardware-shared-pool", "hardware-device-held-once"]);
 });
+
+test("a CSI PersistentVolume of a driver that stages: staged at upstream's global path, published, then unpublished and unstaged", async () => {
+  const { CsiDrivers } = await import("../../dist/csi/csi-drivers.js");
+  const crypto = await import("node:crypto");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-csipv-"));
+  const csi = new CsiDrivers({ rootDir: root, nodeName: "n", log: quiet });
+  const driver = spawn(process.execPath, ["tests/fixtures/csi-test-driver.mjs", "--name", "csi.stage.test", "--root", root, "--data-dir", path.join(root, "data"), "--stage"], { stdio: "ignore" });
+  try {
+    const socket = path.join(root, "plugins", "csi.stage.test", "csi.sock");
+    await waitFor("the driver's socket", () => fs.existsSync(socket));
+    assert.equal(await csi.register({ type: "CSIPlugin", name: "csi.stage.test", endpoint: socket, supportedVersions: ["1.0.0"] }, socket), "");
+    assert.match(await csi.register({ type: "CSIPlugin", name: "csi.old", endpoint: socket, supportedVersions: ["0.3.0"] }, socket), /none of the CSI versions/);
+    const podDir = path.join(root, "pods", "uid-2");
+    await csi.setUp(podDir, "data", { driver: "csi.stage.test", volumeHandle: "pv-handle-1", readOnly: true, fsType: "ext4", volumeContext: {}, persistent: true });
+    const staging = path.join(root, "plugins", "kubernetes.io", "csi", "csi.stage.test", crypto.createHash("sha256").update("pv-handle-1").digest("hex"), "globalmount");
+    assert.ok(fs.existsSync(staging), "staged at upstream's global mount path");
+    const target = path.join(podDir, "volumes", "kubernetes.io~csi", "data", "mount");
+    assert.ok(fs.existsSync(path.join(target, "data.txt")));
+    assert.throws(() => fs.writeFileSync(path.join(target, "x"), "x"), /EROFS|read-only/, "published read-only");
+    await csi.tearDownPod(podDir);
+    assert.equal(fs.existsSync(staging), false, "unstaged");
+    assert.equal(fs.existsSync(target), false, "unpublished");
+  } finally {
+    driver.kill("SIGTERM");
+  }
+});

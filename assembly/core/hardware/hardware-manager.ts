@@ -17,6 +17,10 @@ import { maskOf } from "./numa-mask";
 import { POLICY_NONE, ResourceHints, mergeHints } from "./topology-hints";
 
 export const SCOPE_CONTAINER = "container";
+/** upstream's maximum of NUMA nodes the topology manager places over (2^8 candidate sets). */
+export const MAX_NUMA_NODES: i32 = 8;
+/** CPUs a machine may have (a cpuset names ids up to MAX_CPU_ID). */
+export const MAX_CPUS: i32 = 8192;
 export const SCOPE_POD = "pod";
 const TOPOLOGY_AFFINITY_ERROR = "TopologyAffinityError";
 const TOPOLOGY_AFFINITY_MESSAGE = "Resources cannot be allocated with Topology locality";
@@ -77,7 +81,16 @@ export class HardwareManager {
 
   /// Applies the managers' settings; "" when applied, else upstream's reason and nothing changes.
   configure(config: HardwareConfig): string {
+    if (config.cpus.length > MAX_CPUS) return "[cpumanager] more than " + MAX_CPUS.toString() + " CPUs";
     const topology = new CpuTopology(config.cpus);
+    // Every subset of NUMA nodes is a candidate placement: upstream refuses more than 8 nodes too.
+    let nodes = topology.numaNodes().length;
+    const memoryNodes = new Array<i32>();
+    for (let i = 0; i < config.numaMemory.length; i++) if (memoryNodes.indexOf(config.numaMemory[i].node) < 0) memoryNodes.push(config.numaMemory[i].node);
+    if (memoryNodes.length > nodes) nodes = memoryNodes.length;
+    if (nodes > MAX_NUMA_NODES && (config.topologyPolicy != POLICY_NONE || config.memoryPolicy == MEMORY_POLICY_STATIC)) {
+      return "unsupported on machines with more than " + MAX_NUMA_NODES.toString() + " NUMA Nodes";
+    }
     let reserved: i32[] = [];
     if (config.reservedCpus.length > 0) {
       const parsed = parseCpuSet(config.reservedCpus);
@@ -164,7 +177,8 @@ export class HardwareManager {
       const c = containers[i];
       const isInit = i < spec.initContainers.length && !c.isSidecar;
       let mask = podMask;
-      if (this.topologyScope != SCOPE_POD) {
+      // The none policy places without hints (upstream's admitPolicyNone).
+      if (this.topologyScope != SCOPE_POD && this.topologyPolicy != POLICY_NONE) {
         const merged = mergeHints(this.topologyPolicy, maskOf(this.numaNodes()), this.hintsOf(spec.uid, c, qos));
         if (!merged.admit) {
           this.releasePod(spec.uid);
