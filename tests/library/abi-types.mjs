@@ -17,6 +17,10 @@ export const option = (of) => ({ k: "option", of });
 export const result = (ok, err) => ({ k: "result", ok, err });
 export const variant = (cases) => ({ k: "variant", cases });
 
+const cpuInfo = record([["id", u32], ["core", u32], ["socket", u32], ["numaNode", u32]]);
+const topologyHint = record([["numaMask", u64], ["preferred", bool]]);
+const resourceHints = record([["resource", str], ["noPreference", bool], ["hints", list(topologyHint)]]);
+const topologyPolicy = enumOf(["none", "best-effort", "restricted", "single-numa-node"]);
 const resourceQuantity = record([["name", str], ["quantity", str]]);
 const containerResources = record([["name", str], ["requests", list(resourceQuantity)], ["limits", list(resourceQuantity)]]);
 const podResources = record([["uid", str], ["priority", s32], ["staticPod", bool], ["containers", list(containerResources)]]);
@@ -90,6 +94,8 @@ export const SIGNATURES = {
   "imageGc.plan": fn("image-gc", "plan", [list(gcImage), u64, u64, gcPolicy, u64, u64, bool], result(gcPlan, str)),
   "eviction.rankPods": fn("eviction", "rank-pods", [str, list(podResources), list(podUsage)], result(list(rankedPod), str)),
   "pleg.relistEvents": fn("pleg", "relist-events", [runtimeSnapshot, runtimeSnapshot], result(list(lifecycleEvent), str)),
+  "hardware.takeCpus": fn("hardware", "take-cpus", [list(cpuInfo), str, u32], result(str, str)),
+  "hardware.mergeHints": fn("hardware", "merge-hints", [topologyPolicy, u64, list(resourceHints)], record([["hint", topologyHint], ["admit", bool]])),
 };
 
 const alignTo = (n, a) => Math.ceil(n / a) * a;

@@ -475,7 +475,44 @@ const imageGc = [
   gcErr("thresholds-reversed", [[], 1000n, 50n, { ...gcPolicy(), lowThresholdPercent: 90 }, 10_000n, 0n, false], "policy.low-threshold-percent: must be less than policy.high-threshold-percent"),
 ];
 
-export const CASES = [...qos, ...cgroups, ...status, ...restart, ...probe, ...eviction, ...pleg, ...imageGc];
+// ---- hardware -----------------------------------------------------------------------------
+// A machine of 2 sockets, 2 NUMA nodes each, 2 cores per node, 2 threads per core (CPU n and n+8
+// share a core), as upstream's cpu_assignment_test topologies are built.
+const machine = [];
+for (let c = 0; c < 8; c++) for (const id of [c, c + 8]) machine.push({ id, core: c, socket: Math.floor(c / 4), numaNode: Math.floor(c / 2) });
+machine.sort((a, b) => a.id - b.id);
+const take = (id, free, count, ok) => ({ id: `hardware/take-${id}`, fn: ["hardware", "takeCpus"], args: [machine, free, count], ok });
+const hint = (mask, preferred) => ({ numaMask: BigInt(mask), preferred });
+const hints = (resource, list) => ({ resource, noPreference: false, hints: list });
+const anywhere = (resource) => ({ resource, noPreference: true, hints: [] });
+const merge = (id, policy, providers, ok) => ({ id: `hardware/merge-${id}`, fn: ["hardware", "mergeHints"], args: [policy, 3n, providers], ok });
+const hardware = [
+  take("one-core", "0-15", 2, "0,8"),
+  take("a-numa-node", "0-15", 4, "0-1,8-9"),
+  take("a-socket", "0-15", 8, "0-3,8-11"),
+  // The half-used core first (packing): CPU 0 is taken, so its sibling 8 goes.
+  take("fills-half-used-core", "1-15", 1, "8"),
+  take("none", "0-3", 0, ""),
+  { id: "hardware/take-too-many", fn: ["hardware", "takeCpus"], args: [machine, "0-1", 3], err: "not enough cpus available to satisfy request: requested=3, available=2" },
+  { id: "hardware/take-bad-cpuset", fn: ["hardware", "takeCpus"], args: [machine, "3-1", 1], err: 'invalid cpuset "3-1"' },
+  // Upstream's policy tests: no providers, one preferred everywhere.
+  merge("no-providers", "best-effort", [], { hint: hint(3, true), admit: true }),
+  merge("no-preference", "restricted", [anywhere("cpu")], { hint: hint(3, true), admit: true }),
+  // Two providers preferring NUMA node 0: merged to node 0, preferred.
+  merge("both-node-0", "restricted", [hints("cpu", [hint(1, true), hint(3, false)]), hints("dev", [hint(1, true), hint(3, false)])], { hint: hint(1, true), admit: true }),
+  // One prefers node 0, the other node 1: no preferred merge; among the non-preferred ones the
+  // narrowest of one node (the widest of the providers' narrowest) with the lower mask wins.
+  merge("apart-best-effort", "best-effort", [hints("cpu", [hint(1, true), hint(3, false)]), hints("dev", [hint(2, true), hint(3, false)])], { hint: hint(1, false), admit: true }),
+  merge("apart-restricted", "restricted", [hints("cpu", [hint(1, true), hint(3, false)]), hints("dev", [hint(2, true), hint(3, false)])], { hint: hint(1, false), admit: false }),
+  // single-numa-node keeps only one-node preferred hints: a wide request has nothing left.
+  merge("single-node-wide", "single-numa-node", [hints("cpu", [hint(3, true)])], { hint: hint(0, false), admit: false }),
+  merge("single-node-fits", "single-numa-node", [hints("cpu", [hint(1, true), hint(2, true), hint(3, false)]), anywhere("memory")], { hint: hint(1, true), admit: true }),
+  // A resource that cannot be placed at all: an any-node, non-preferred hint.
+  merge("cannot-place", "restricted", [hints("dev", [])], { hint: hint(3, false), admit: false }),
+  merge("none-policy", "none", [hints("dev", [])], { hint: hint(0, true), admit: true }),
+];
+
+export const CASES = [...qos, ...cgroups, ...status, ...restart, ...probe, ...eviction, ...pleg, ...imageGc, ...hardware];
 
 /** Runs one case against a library ({ qos, cgroups, ... } as jco exports them): {ok} or {err}. */
 export function runCase(library, c) {

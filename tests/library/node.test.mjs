@@ -65,7 +65,9 @@ test("the core module alone answers as the component does", async () => {
   const exports = await instantiateCoreModule();
   for (const c of CASES) {
     const tag = directCaller(exports, SIGNATURES[c.fn.join(".")], c.args)();
-    if (SIGNATURES[c.fn.join(".")].result.k === "result") assert.equal(tag, "err" in c ? 1 : 0, c.id);
-    else assert.equal(tag, c.ok ? 1 : 0, c.id);
+    const kind = SIGNATURES[c.fn.join(".")].result.k;
+    if (kind === "result") assert.equal(tag, "err" in c ? 1 : 0, c.id);
+    // A record (merge-hints) comes back whole by pointer: the wast host checks every field of it.
+    else if (kind !== "record") assert.equal(tag, c.ok ? 1 : 0, c.id);
   }
 });
