@@ -238,4 +238,23 @@ describe("the managers' limits and options", () => {
     const cpus = made[0].kind.create!.cpusetCpus + "," + made[1].kind.create!.cpusetCpus;
     expect(cpus == "1,9" || cpus == "9,1" || cpus == "1,8" || cpus == "8,1" || cpus == "8,9" || cpus == "9,8").toBe(true);
   });
+  it("the pod scope places the pod's whole need: two containers of 2 CPUs go where 4 are free", () => {
+    const node = new FakeNode(new Agent(config()));
+    const c = hardwareConfig("static", "single-numa-node");
+    c.topologyScope = "pod";
+    expect(node.agent.configureHardware(c)).toBe("");
+    const p = guaranteed("four", "2", []);
+    const other = spec("x", "Always", ["side"]).containers[0];
+    other.requests = p.containers[0].requests;
+    other.limits = p.containers[0].limits;
+    p.containers.push(other);
+    node.agent.handlePods(node.nowMs, [p]);
+    node.runUntil(node.nowMs + 3000);
+    const made = creates(node, "four");
+    expect(made.length).toBe(2);
+    // NUMA node 0 has only 3 free CPUs (0 is reserved): each container would fit there alone, the
+    // pod does not; node 1 (2-3, 10-11) holds both.
+    const cpus = parseCpuSet(made[0].kind.create!.cpusetCpus + "," + made[1].kind.create!.cpusetCpus)!;
+    expect(formatCpuSet(cpus)).toBe("2-3,10-11");
+  });
 });

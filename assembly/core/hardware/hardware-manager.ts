@@ -155,6 +155,50 @@ export class HardwareManager {
     return out;
   }
 
+  /// The pod scope's hints: each manager asked for the pod's peak need, upstream's pod-level
+  /// request: the largest of an init container's, or all app containers' and sidecars' together.
+  private podHints(spec: PodSpec, qos: QosClass): ResourceHints[] {
+    const out = new Array<ResourceHints>();
+    const nodes = this.numaNodes();
+    const resources = new Array<string>();
+    const all = spec.initContainers.concat(spec.containers);
+    for (let i = 0; i < all.length; i++) {
+      const names = this.deviceRequests(all[i]);
+      for (let j = 0; j < names.length; j++) if (resources.indexOf(names[j]) < 0) resources.push(names[j]);
+    }
+    resources.sort();
+    for (let r = 0; r < resources.length; r++) {
+      let initPeak: i64 = 0, together: i64 = 0;
+      for (let i = 0; i < spec.initContainers.length; i++) {
+        const c = spec.initContainers[i];
+        const n = <i64>this.deviceCount(c, resources[r]);
+        if (c.isSidecar) together += n;
+        else if (n > initPeak) initPeak = n;
+      }
+      for (let i = 0; i < spec.containers.length; i++) together += <i64>this.deviceCount(spec.containers[i], resources[r]);
+      out.push(this.devices.hints(spec.uid, "", resources[r], <i32>(initPeak > together ? initPeak : together), nodes));
+    }
+    let cpuInit: i64 = 0, cpuTogether: i64 = 0, memInit: i64 = 0, memTogether: i64 = 0;
+    for (let i = 0; i < spec.initContainers.length; i++) {
+      const c = spec.initContainers[i];
+      const cpus = <i64>exclusiveCpus(qos, c), bytes = memoryBytes(qos, c);
+      if (c.isSidecar) {
+        cpuTogether += cpus;
+        memTogether += bytes;
+      } else {
+        if (cpus > cpuInit) cpuInit = cpus;
+        if (bytes > memInit) memInit = bytes;
+      }
+    }
+    for (let i = 0; i < spec.containers.length; i++) {
+      cpuTogether += <i64>exclusiveCpus(qos, spec.containers[i]);
+      memTogether += memoryBytes(qos, spec.containers[i]);
+    }
+    out.push(this.cpu.hints(spec.uid, "", <i32>(cpuInit > cpuTogether ? cpuInit : cpuTogether)));
+    out.push(this.memory.hints(spec.uid, "", memInit > memTogether ? memInit : memTogether));
+    return out;
+  }
+
   /// Admits a new pod's hardware, allocating as it goes; the refusal, or null. A refused pod
   /// keeps nothing.
   admit(spec: PodSpec, qos: QosClass): HardwareRefusal | null {
@@ -163,13 +207,8 @@ export class HardwareManager {
     for (let i = 0; i < spec.containers.length; i++) containers.push(spec.containers[i]);
     let podMask: u64 = 0;
     if (this.topologyScope == SCOPE_POD && this.topologyPolicy != POLICY_NONE) {
-      // One hint for the whole pod: the providers' hints of every container together.
-      const all = new Array<ResourceHints>();
-      for (let i = 0; i < containers.length; i++) {
-        const hints = this.hintsOf(spec.uid, containers[i], qos);
-        for (let j = 0; j < hints.length; j++) all.push(hints[j]);
-      }
-      const merged = mergeHints(this.topologyPolicy, maskOf(this.numaNodes()), all);
+      // One hint for the whole pod, from what the pod needs at its peak (upstream's pod scope).
+      const merged = mergeHints(this.topologyPolicy, maskOf(this.numaNodes()), this.podHints(spec, qos));
       if (!merged.admit) return new HardwareRefusal(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE);
       podMask = merged.hint.mask;
     }
