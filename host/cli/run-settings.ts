@@ -244,7 +244,7 @@ export async function runSettings(argv: string[]) {
   const coreConfig: CoreConfig = {
     nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node,
     nodeShutdown: nodeShutdownSettings(config),
-    hardware: hardwareSettings(config, topology, machine.cpuCount * 1000 - resources.podsCpuMilli),
+    hardware: hardwareSettings(config, topology, machine.cpuCount * 1000 - resources.podsCpuMilli, machine.memoryBytes),
   };
   // The core checks the eviction thresholds with upstream's words: ask it now, not once the
   // runtime answers (a core instance is cheap once its modules are compiled, and is dropped).

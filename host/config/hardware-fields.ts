@@ -79,11 +79,13 @@ function bytesOf(quantity: string): number {
 }
 
 /** The managers' settings for the core, over the machine read from sysfs. */
-export function hardwareSettings(c: KubeletConfiguration, machine: MachineTopology, reservedCpuMilli: number): HardwareConfig {
+export function hardwareSettings(c: KubeletConfiguration, machine: MachineTopology, reservedCpuMilli: number, memoryBytes: number): HardwareConfig {
   const reconcile = parseGoDuration(String(c.cpuManagerReconcilePeriod));
+  // A machine whose kernel shows no NUMA nodes is one node holding all the memory, as upstream sees it.
+  const numaMemory = machine.numaMemory.length > 0 ? machine.numaMemory : [{ numaNode: 0, bytes: memoryBytes }];
   return {
     cpus: machine.cpus,
-    numaMemory: machine.numaMemory.map((m) => ({ numaNode: m.numaNode, bytes: BigInt(m.bytes) })),
+    numaMemory: numaMemory.map((m) => ({ numaNode: m.numaNode, bytes: BigInt(Math.trunc(m.bytes)) })),
     cpuPolicy: c.cpuManagerPolicy === "static" ? "static" : "none",
     reservedCpus: c.reservedSystemCPUs ?? "",
     reservedCpuCount: Math.ceil(reservedCpuMilli / 1000),

@@ -73,6 +73,8 @@ export class DeviceManager {
   /** Reads the checkpoint and serves Registration. Resources it names start with no devices. */
   async start(): Promise<void> {
     fs.mkdirSync(this.options.dir, { recursive: true, mode: 0o750 });
+    // Only root reaches kubelet.sock: the directory is closed before the socket is made in it.
+    fs.chmodSync(this.options.dir, 0o750);
     try {
       const kept = this.checkpoint.read();
       if (kept) {

@@ -249,3 +249,30 @@ test("a CSI PersistentVolume of a driver that stages: staged at upstream's globa
     driver.kill("SIGTERM");
   }
 });
+
+test("the managers' flags and fields: defaults, the reserved memory syntax, upstream's checks, and the core's settings", async () => {
+  const { resolveConfig } = await import("../../dist/config/kubelet-config.js");
+  const { hardwareSettings } = await import("../../dist/config/hardware-fields.js");
+  const { config } = resolveConfig({ flags: {}, hasKubeconfig: false });
+  assert.equal(config.cpuManagerPolicy, "none");
+  assert.equal(config.cpuManagerReconcilePeriod, "10s");
+  assert.equal(config.memoryManagerPolicy, "None");
+  assert.equal(config.topologyManagerPolicy, "none");
+  assert.equal(config.topologyManagerScope, "container");
+  const given = resolveConfig({
+    flags: { "cpu-manager-policy": "static", "cpu-manager-policy-options": "full-pcpus-only=true", "reserved-cpus": "0", "memory-manager-policy": "Static", "reserved-memory": "0:memory=1Gi;1:memory=512Mi", "topology-manager-policy": "single-numa-node", "topology-manager-scope": "pod" },
+    hasKubeconfig: false,
+  }).config;
+  assert.deepEqual(given.reservedMemory, [{ numaNode: 0, limits: { memory: "1Gi" } }, { numaNode: 1, limits: { memory: "512Mi" } }]);
+  const settings = hardwareSettings(given, { cpus: bigMachine, numaMemory: [] }, 0, 8 * 2 ** 30);
+  assert.equal(settings.cpuPolicy, "static");
+  assert.equal(settings.fullPcpusOnly, true);
+  assert.equal(settings.memoryPolicy, "static");
+  assert.deepEqual(settings.numaMemory, [{ numaNode: 0, bytes: 8n * 2n ** 30n }], "no NUMA nodes in sysfs: one node with all the memory");
+  assert.deepEqual(settings.reservedMemory, [{ numaNode: 0, bytes: 2n ** 30n }, { numaNode: 1, bytes: 512n * 2n ** 20n }]);
+  assert.equal(settings.topologyPolicy, "single-numa-node");
+  assert.equal(settings.topologyScope, "pod");
+  assert.throws(() => resolveConfig({ flags: { "cpu-manager-policy": "dynamic" }, hasKubeconfig: false }), /cpuManagerPolicy \(--cpu-manager-policy\) "dynamic" is not one of \["none","static"\]/);
+  assert.throws(() => resolveConfig({ flags: { "memory-manager-policy": "Static" }, hasKubeconfig: false }), /needs reservedMemory/);
+  assert.throws(() => resolveConfig({ flags: { "reserved-memory": "x" }, hasKubeconfig: false }), /the reserved memory has incorrect format/);
+});
