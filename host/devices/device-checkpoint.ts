@@ -62,6 +62,12 @@ function strings(value: unknown): string[] {
 export function parseDeviceCheckpoint(text: string): DeviceCheckpoint {
   const raw = JSON.parse(text) as { Data?: any; Checksum?: unknown };
   if (raw === null || typeof raw !== "object" || typeof raw.Data !== "object" || raw.Data === null) throw new Error("no Data");
+  const entriesRaw = raw.Data.PodDeviceEntries;
+  if (entriesRaw !== null && entriesRaw !== undefined && (!Array.isArray(entriesRaw) || entriesRaw.some((e: unknown) => e === null || typeof e !== "object" || Array.isArray(e)))) {
+    throw new Error("Data.PodDeviceEntries: not a list of entries");
+  }
+  const registeredRaw = raw.Data.RegisteredDevices;
+  if (registeredRaw !== undefined && (registeredRaw === null || typeof registeredRaw !== "object" || Array.isArray(registeredRaw))) throw new Error("Data.RegisteredDevices: not a map");
   if (raw.Checksum !== deviceChecksum(raw.Data as RawData)) throw new Error("checkpoint is corrupted (checksum does not match)");
   const entries: PodDeviceEntry[] = [];
   for (const e of Array.isArray(raw.Data.PodDeviceEntries) ? raw.Data.PodDeviceEntries : []) {

@@ -11,6 +11,7 @@ import * as traceReader from "./trace-reader.mjs";
 import * as subpathRace from "./subpath-race.mjs";
 import * as configFiles from "./config-files.mjs";
 import * as apiConnections from "./api-connections.mjs";
+import * as hardwareState from "./hardware-state.mjs";
 
 export const TARGETS = {
   "manifest-text": manifestText,
@@ -24,4 +25,5 @@ export const TARGETS = {
   "subpath-race": subpathRace,
   "config-files": configFiles,
   "api-connections": apiConnections,
+  "hardware-state": hardwareState,
 };
