@@ -174,10 +174,10 @@ if (skip) {
       assert.deepEqual(refusals[NANO], refusals[KUBE]);
       assert.equal(refusals[NANO][0], "UnexpectedAdmissionError");
       const checkpoint = path.join(KUBELET_PLUGIN_DIR, "kubelet_internal_checkpoint");
-      const theirs = fs.readFileSync(checkpoint, "utf8");
-      t.diagnostic(`the kubelet's device checkpoint: ${theirs.slice(0, 2000)}`);
+      const kubeletCheckpoint = fs.readFileSync(checkpoint, "utf8");
+      t.diagnostic(`the kubelet's device checkpoint: ${kubeletCheckpoint.slice(0, 2000)}`);
       // nanolet reads the kubelet's checkpoint and its checksum (and writes its own the same way).
-      assert.deepEqual(parseDeviceCheckpoint(theirs).entries.map((e) => e.deviceIds), [["dev-0", "dev-1"]]);
+      assert.deepEqual(parseDeviceCheckpoint(kubeletCheckpoint).entries.map((e) => e.deviceIds), [["dev-0", "dev-1"]]);
     });
 
     test("CSI: the driver in nanolet's CSINode; a volume the driver refuses is FailedMount with its error on both", { timeout: 240_000 }, async (t) => {
