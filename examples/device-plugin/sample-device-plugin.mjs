@@ -95,6 +95,8 @@ server.addService(api.DevicePlugin.service, {
   Allocate: (call, callback) => {
     const containerResponses = [];
     for (const request of call.request.containerRequests) {
+      // The kubelet passes its set unordered: the answer is the same whatever the order.
+      request.devicesIds = [...request.devicesIds].sort();
       const unknown = request.devicesIds.filter((id) => !ids.includes(id));
       if (unknown.length > 0) return callback({ code: grpc.status.INVALID_ARGUMENT, details: `unknown devices ${unknown.join(",")}` });
       log("Allocate", { devices: request.devicesIds });
