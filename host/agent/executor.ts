@@ -24,7 +24,7 @@ import { DEFAULT_ACTION_CONCURRENCY, holdsSlot, slotRank } from "./action-slots.
 import type { RemovedLogs } from "../logs/removed-logs.js";
 
 import type { DeviceManager } from "../devices/device-manager.js";
-import type { DeviceAssignment } from "../../build/out/core-js/interfaces/nanolet-core-hardware.js";
+import type { DeviceAssignment } from "../core/types.js";
 
 export interface ExecutorOptions {
   runtime: Runtime;

@@ -240,7 +240,9 @@ export async function runSettings(argv: string[]) {
   };
   const { access, bootstrap } = clusterAccess(values.kubeconfig, values["bootstrap-kubeconfig"], log);
   const servingFiles = apiPort > 0 ? readServingFiles(config.tlsCertFile, config.tlsPrivateKeyFile, config.authentication.x509?.clientCAFile) : {};
-  const topology = readMachineTopology(values["sys-root"] ?? "/sys");
+  // The CPU topology is read only when a manager places over it (none of them by default).
+  const placing = config.cpuManagerPolicy !== "none" || config.memoryManagerPolicy !== "None" || config.topologyManagerPolicy !== "none";
+  const topology = placing ? readMachineTopology(values["sys-root"] ?? "/sys") : { cpus: [], numaMemory: [] };
   const coreConfig: CoreConfig = {
     nodeName, ...DEFAULT_CORE_CONFIG, maxPods, backoffMaxMs: msOf(config.crashLoopBackOff.maxContainerRestartPeriod), relistPeriodMs, node,
     nodeShutdown: nodeShutdownSettings(config),

@@ -5,4 +5,5 @@ export type { ContainerObservation, PackedSnapshot, RuntimeSnapshot, SandboxObse
 export type { ContainerStatus, PodCondition, PodStatus, TerminatedState } from "../../build/out/core-js/interfaces/nanolet-core-pod-status.js";
 export type { ActionError, ActionKind, ActionResult, CreateContainer, HookRequest, LinuxResources, NodePressure, PlannedAction, PodEvent, ProbeOutcome, ProbeRequest, ProbeResult, SandboxSpec } from "../../build/out/core-js/interfaces/nanolet-core-actions.js";
 export type { AgentConfig, NodeConfig, NodeStats, PackedNodeStats, PodUsage, SignalObservation } from "../../build/out/core-js/interfaces/nanolet-core-node.js";
+export type { CpuAssignment, Device, DeviceAssignment, HardwareConfig, HardwareState, MemoryAssignment } from "../../build/out/core-js/interfaces/nanolet-core-hardware.js";
 export type { GcImage, GcPlan, GcPolicy } from "../../build/out/core-js/interfaces/nanolet-core-image-gc.js";

@@ -144,8 +144,8 @@ export class CsiDrivers implements PluginHandler {
       const driver = this.driver(driverName);
       await driver.client.unpublish(handle, path.join(volumeDir, "mount"));
       if (data.volumeLifecycleMode === "Persistent" && driver.stages) await driver.client.unstage(handle, this.stagingPath(driverName, handle));
+      // What the driver left (an empty target) goes with the pod's volumes in the unmount sweep.
       fs.rmSync(path.join(volumeDir, VOL_DATA), { force: true });
-      fs.rmSync(path.join(volumeDir, "mount"), { recursive: false, force: true });
     }
   }
 

@@ -3,7 +3,7 @@
 // RegisteredDevices) and checksum, so that a restart keeps every assignment and what to give the
 // container, and a node moved between nanolet and the kubelet keeps them too.
 import path from "node:path";
-import { fnv32a, readStateFile, writeDurably } from "../hardware/durable-file.js";
+import { StateFile, fnv32a } from "../hardware/durable-file.js";
 
 export const DEVICE_CHECKPOINT_FILE = "kubelet_internal_checkpoint";
 
@@ -84,18 +84,22 @@ export function parseDeviceCheckpoint(text: string): DeviceCheckpoint {
 }
 
 export class DeviceCheckpointFile {
-  readonly file: string;
+  private state: StateFile;
 
   constructor(dir: string) {
-    this.file = path.join(dir, DEVICE_CHECKPOINT_FILE);
+    this.state = new StateFile(path.join(dir, DEVICE_CHECKPOINT_FILE));
+  }
+
+  get file(): string {
+    return this.state.file;
   }
 
   read(): DeviceCheckpoint | undefined {
-    const text = readStateFile(this.file);
+    const text = this.state.read();
     return text === undefined ? undefined : parseDeviceCheckpoint(text);
   }
 
   write(checkpoint: DeviceCheckpoint): void {
-    writeDurably(this.file, formatDeviceCheckpoint(checkpoint));
+    this.state.write(formatDeviceCheckpoint(checkpoint));
   }
 }

@@ -13,6 +13,7 @@ import {
   type ContainerAllocateResponse, type DeviceMessage, type RegisterRequest,
 } from "./plugin-api.js";
 import { Endpoint } from "./endpoint.js";
+import type { DeviceAssignment } from "../core/types.js";
 
 /** One device as the core is told of it. */
 export interface DeviceState {
@@ -21,13 +22,8 @@ export interface DeviceState {
   numaNodes: number[];
 }
 
-/** What the core gave one container of one resource (the WIT device-assignment). */
-export interface DeviceAssignment {
-  podUid: string;
-  containerName: string;
-  resource: string;
-  deviceIds: string[];
-}
+/** What the core gave one container of one resource. */
+export type { DeviceAssignment };
 
 /** What a container gets from its devices' plugins, merged. */
 export interface ContainerDeviceOptions {

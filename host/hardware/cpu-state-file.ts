@@ -2,7 +2,7 @@
 // exclusive CPUs, with upstream's checksum, so that a node moved between nanolet and the kubelet
 // keeps its assignments. A file of another policy stops the start, as upstream refuses it.
 import path from "node:path";
-import { fnv32a, goMap, readStateFile, writeDurably } from "./durable-file.js";
+import { StateFile, fnv32a, goMap } from "./durable-file.js";
 
 export const CPU_STATE_FILE = "cpu_manager_state";
 
@@ -56,15 +56,19 @@ export function parseCpuState(text: string): CpuState {
 }
 
 export class CpuStateFile {
-  readonly file: string;
+  private state: StateFile;
 
   constructor(rootDir: string) {
-    this.file = path.join(rootDir, CPU_STATE_FILE);
+    this.state = new StateFile(path.join(rootDir, CPU_STATE_FILE));
+  }
+
+  get file(): string {
+    return this.state.file;
   }
 
   /** The kept state for `policyName`; throws upstream's refusal when another policy wrote it. */
   read(policyName: string): CpuState | undefined {
-    const text = readStateFile(this.file);
+    const text = this.state.read();
     if (text === undefined) return undefined;
     const state = parseCpuState(text);
     if (state.policyName !== policyName) {
@@ -75,6 +79,6 @@ export class CpuStateFile {
   }
 
   write(state: CpuState): void {
-    writeDurably(this.file, formatCpuState(state));
+    this.state.write(formatCpuState(state));
   }
 }

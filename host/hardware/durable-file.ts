@@ -32,6 +32,26 @@ export function writeDurably(file: string, text: string): void {
   }
 }
 
+/**
+ * One state file: written whole and durably, and not again while its text is what was last
+ * written (each hardware change rewrites every file; a flash card need not see the same bytes twice).
+ */
+export class StateFile {
+  private lastWritten: string | undefined;
+
+  constructor(readonly file: string) {}
+
+  read(): string | undefined {
+    return readStateFile(this.file);
+  }
+
+  write(text: string): void {
+    if (text === this.lastWritten) return;
+    writeDurably(this.file, text);
+    this.lastWritten = text;
+  }
+}
+
 /** The file's text, or undefined when there is none; throws when it is not a regular file or too large. */
 export function readStateFile(file: string): string | undefined {
   if (!fs.existsSync(file)) return undefined;

@@ -62,14 +62,14 @@ export class HardwareHost {
     for (const [resource, devices] of this.options.devices?.deviceStates() ?? []) core.handleDevices?.(nowMs, resource, devices);
   }
 
-  /** Carries out a hardware action; false when `action` is not one. */
-  handle(action: PlannedAction): boolean {
+  /** Carries out `hardware-state-changed` or `update-container-cpuset`. */
+  handle(action: PlannedAction): void {
     const kind = action.kind;
     if (kind.tag === "hardware-state-changed") {
       this.writeState();
-      return true;
+      return;
     }
-    if (kind.tag !== "update-container-cpuset") return false;
+    if (kind.tag !== "update-container-cpuset") return;
     const { containerId, cpusetCpus, cpusetMems } = kind.val;
     // Zero values leave the container's other limits as they are (the runtime changes only what is set).
     void this.options.runtime.updateContainerResources(containerId, {
@@ -77,7 +77,6 @@ export class HardwareHost {
     }).catch((error: Error) => this.options.log.log("warn", "Could not update a container's cpuset; the next reconcile tries again", {
       pod: `${action.podNamespace}/${action.podName}`, container: kind.val.containerName, cpus: cpusetCpus, error: error.message,
     }));
-    return true;
   }
 
   writeState(): void {

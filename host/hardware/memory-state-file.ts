@@ -3,28 +3,32 @@
 // accounting) and checks the checksum it wrote itself.
 import path from "node:path";
 import type { HardwareState } from "../core/core.js";
-import { fnv32a, readStateFile, writeDurably } from "./durable-file.js";
+import { StateFile, fnv32a } from "./durable-file.js";
 
 export const MEMORY_STATE_FILE = "memory_manager_state";
 
 type MemoryEntries = HardwareState["memory"];
 
 export class MemoryStateFile {
-  readonly file: string;
+  private state: StateFile;
 
   constructor(rootDir: string) {
-    this.file = path.join(rootDir, MEMORY_STATE_FILE);
+    this.state = new StateFile(path.join(rootDir, MEMORY_STATE_FILE));
+  }
+
+  get file(): string {
+    return this.state.file;
   }
 
   write(policyName: string, memory: MemoryEntries): void {
     const entries: Record<string, Record<string, { numaAffinity: number[]; type: string; size: number }[]>> = {};
     for (const m of memory) (entries[m.podUid] ??= {})[m.containerName] = [{ numaAffinity: [...m.numaNodes], type: "memory", size: Number(m.bytes) }];
     const body = { policyName, machineState: {}, entries };
-    writeDurably(this.file, JSON.stringify({ ...body, checksum: fnv32a(JSON.stringify(body)) }));
+    this.state.write(JSON.stringify({ ...body, checksum: fnv32a(JSON.stringify(body)) }));
   }
 
   read(policyName: string): MemoryEntries {
-    const text = readStateFile(this.file);
+    const text = this.state.read();
     if (text === undefined) return [];
     const raw = JSON.parse(text) as { policyName?: unknown; machineState?: unknown; entries?: unknown; checksum?: unknown };
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new Error(`${this.file}: not a JSON object`);

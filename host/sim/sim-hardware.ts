@@ -7,6 +7,7 @@ import type { Core, HardwareConfig, HardwareState } from "../core/core.js";
 import type { DeviceState } from "../devices/device-manager.js";
 import type { Reader } from "./field-reader.js";
 import type { Invariants } from "./invariants.js";
+import { cpuList } from "../hardware/machine-topology.js";
 
 export interface ScenarioHardware {
   cpus: number;
@@ -55,15 +56,6 @@ export function hardwareConfigOf(h: ScenarioHardware): HardwareConfig {
     cpus, numaMemory: [], cpuPolicy: h.cpuPolicy, reservedCpus: h.reservedCpus, reservedCpuCount: 0, fullPcpusOnly: false,
     cpuReconcilePeriodMs: 10_000n, memoryPolicy: "none", reservedMemory: [], topologyPolicy: h.topologyPolicy, topologyScope: h.topologyScope,
   };
-}
-
-function cpuList(text: string): number[] {
-  const out: number[] = [];
-  for (const part of text.split(",").filter(Boolean)) {
-    const [a, b] = part.split("-").map(Number);
-    for (let i = a; i <= (b ?? a); i++) out.push(i);
-  }
-  return out;
 }
 
 export class SimHardware {

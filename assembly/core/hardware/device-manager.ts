@@ -33,14 +33,6 @@ export class DeviceResource {
   }
 }
 
-/// A resource name a device plugin may announce: `<domain>/<name>` outside kubernetes.io.
-export function isExtendedResourceName(name: string): bool {
-  const slash = name.indexOf("/");
-  if (slash <= 0 || slash == name.length - 1) return false;
-  const domain = name.substring(0, slash);
-  return domain != "kubernetes.io" && !domain.endsWith(".kubernetes.io") && name.indexOf("requests.") != 0;
-}
-
 export class DeviceManager {
   resources: DeviceResource[] = [];
   assignments: DeviceAssignment[] = [];
