@@ -154,6 +154,26 @@ describe("the agent with the static CPU policy and device plugins", () => {
     c.reservedCpus = "";
     expect(agent.configureHardware(c)).toBe("[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero");
   });
+  it("sets no CPUs aside under the none policy, whatever is reserved, even with the topology unread", () => {
+    // Reserved cpu is cgroup accounting under none: a 1-CPU reservation on an unread machine starts.
+    const agent = new Agent(config());
+    const c = hardwareConfig("none", "none");
+    c.cpus = [];
+    c.reservedCpus = "";
+    c.reservedCpuCount = 1;
+    expect(agent.configureHardware(c)).toBe("");
+    c.reservedCpus = "0-3";
+    expect(agent.configureHardware(c)).toBe("");
+    c.reservedCpus = "0-";
+    expect(agent.configureHardware(c)).not.toBe("");
+    // The static policy still needs CPUs it can set aside.
+    c.cpuPolicy = "static";
+    c.reservedCpus = "";
+    c.cpus = bigMachine().cpus;
+    c.reservedCpuCount = 17;
+    const refused = agent.configureHardware(c);
+    expect(refused).toBe("[cpumanager] unable to reserve the required amount of CPUs (17): not enough cpus available to satisfy request: requested=17, available=16");
+  });
   it("hands out devices and refuses a pod asking for more than are free", () => {
     const node = new FakeNode(new Agent(config()));
     node.agent.handleDevices(node.nowMs, "example.com/dev", [new DeviceInfo("d1"), new DeviceInfo("d2"), new DeviceInfo("d3", false)]);

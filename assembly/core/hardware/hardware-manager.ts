@@ -96,11 +96,14 @@ export class HardwareManager {
       const parsed = parseCpuSet(config.reservedCpus);
       if (parsed === null) return parseError;
       const all = topology.allIds();
-      for (let i = 0; i < parsed.length; i++) {
+      // The list is checked against the machine only where it places CPUs: under none the
+      // topology is not read at all.
+      for (let i = 0; config.cpuPolicy == CPU_POLICY_STATIC && i < parsed.length; i++) {
         if (!contains(all, parsed[i])) return "[cpumanager] reserved CPUs " + config.reservedCpus + " are not all on this machine (" + formatCpuSet(all) + ")";
       }
       reserved = parsed;
-    } else if (config.reservedCpuCount > 0) {
+    } else if (config.reservedCpuCount > 0 && config.cpuPolicy == CPU_POLICY_STATIC) {
+      // Only the static policy sets CPUs aside; under none the reservation is cgroup accounting alone.
       const taken = takeByTopology(topology, topology.allIds(), config.reservedCpuCount);
       if (taken === null) return "[cpumanager] unable to reserve the required amount of CPUs (" + config.reservedCpuCount.toString() + "): " + takeError;
       reserved = taken;
