@@ -1,9 +1,10 @@
 // A small Kubernetes REST client for the node's own needs: JSON requests with the node's
 // credentials (bearer token or client certificate, the cluster's CA), a Status error for every
 // failure, and watches read as a stream of JSON lines. No generated client: the kubelet's paths
-// are few and fixed.
-import http from "node:http";
-import https from "node:https";
+// are few and fixed. Over TLS everything shares one HTTP/2 connection (http2-connection.ts).
+import type { Readable } from "node:stream";
+import { Http1Connection, type ApiConnection, type ApiExchange } from "./api-connection.js";
+import { Http2Connection, type Http2Options } from "./http2-connection.js";
 import type { ClusterAccess } from "./kubeconfig.js";
 
 /** A failed request, as the apiserver's Status object says (or as the connection failed). */
@@ -33,8 +34,11 @@ export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 export const MAX_WATCH_LINE_BYTES = 4 * 1024 * 1024;
 const WATCH_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
 
-/** Per-request deadline; watches have none (the server ends them). */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * A request whose answer neither begins nor moves on for this long is given up; watches have no
+ * deadline (the server ends them, and the connection's ping finds a dead link).
+ */
+const REQUEST_IDLE_TIMEOUT_MS = 30_000;
 
 /**
  * Said without sending anything while the node waits for its client certificate (TLS bootstrap):
@@ -58,10 +62,12 @@ export function failureLevel(error: unknown): "warn" | "debug" {
 export interface ApiClientOptions {
   /** No request goes out until `setClientCertificate` gives the node its credentials. */
   awaitCredentials?: boolean;
+  /** The HTTP/2 connection's health-check times and log (TLS servers only). */
+  http2?: Http2Options;
 }
 
 export class ApiClient {
-  private agent: http.Agent;
+  private connection: ApiConnection;
   private base: URL;
   private credentialsPending: boolean;
   private credentialListeners: (() => void)[] = [];
@@ -72,25 +78,19 @@ export class ApiClient {
   ) {
     this.credentialsPending = options.awaitCredentials === true;
     this.base = new URL(access.server);
-    const tls = this.base.protocol === "https:";
-    this.agent = tls
-      ? new https.Agent({ keepAlive: true, ca: access.caPem, cert: access.certPem, key: access.keyPem, rejectUnauthorized: !access.insecureSkipTlsVerify })
-      : new http.Agent({ keepAlive: true });
+    const tls = { caPem: access.caPem, certPem: access.certPem, keyPem: access.keyPem, rejectUnauthorized: !access.insecureSkipTlsVerify };
+    this.connection = this.base.protocol === "https:" ? new Http2Connection(this.base, tls, options.http2) : new Http1Connection(this.base, tls);
   }
 
-  private open(method: string, path: string, headers: Record<string, string>, timeoutMs?: number): http.ClientRequest {
-    const url = new URL(path, this.base);
-    const options: https.RequestOptions = {
-      method,
-      hostname: url.hostname,
-      port: url.port,
-      path: url.pathname + url.search,
-      agent: this.agent,
-      headers: { accept: "application/json", "user-agent": "nanolet", ...headers },
-      timeout: timeoutMs,
-    };
-    if (this.access.token) (options.headers as Record<string, string>).authorization = `Bearer ${this.access.token}`;
-    return (this.base.protocol === "https:" ? https : http).request(options);
+  /** Connections dialled to the apiserver so far: one while the link holds. */
+  get dials(): number {
+    return this.connection.dials;
+  }
+
+  private open(method: string, path: string, headers: Record<string, string>, payload?: Buffer): ApiExchange {
+    const all: Record<string, string> = { accept: "application/json", "user-agent": "nanolet", ...headers };
+    if (this.access.token) all.authorization = `Bearer ${this.access.token}`;
+    return this.connection.open(method, path, all, payload);
   }
 
   /** Whether requests wait for the node's client certificate (TLS bootstrap under way). */
@@ -108,110 +108,83 @@ export class ApiClient {
   }
 
   /** One JSON request; resolves with the decoded body, rejects with ApiStatusError. */
-  request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
-    if (this.credentialsPending) return Promise.reject(this.pendingError(method, path));
-    return new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const req = this.open(method, path, payload ? { "content-type": contentType, "content-length": String(payload.length) } : {}, REQUEST_TIMEOUT_MS);
-      req.on("timeout", () => req.destroy(new ApiStatusError(504, "Timeout", `${method} ${path}: no answer in ${REQUEST_TIMEOUT_MS} ms`)));
-      req.on("error", (error) => reject(error instanceof ApiStatusError ? error : new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
-      req.on("response", (res) => {
-        const chunks: Buffer[] = [];
-        let bytes = 0;
-        res.on("data", (c: Buffer) => {
-          bytes += c.length;
-          if (bytes > MAX_RESPONSE_BYTES) {
-            req.destroy(new ApiStatusError(0, "ResponseTooLarge", `${method} ${path}: the answer passed ${MAX_RESPONSE_BYTES} bytes`));
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on("error", (error) => reject(new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${error.message}`)));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let decoded: any;
-          try {
-            decoded = text ? JSON.parse(text) : undefined;
-          } catch {
-            decoded = undefined;
-          }
-          const code = res.statusCode ?? 0;
-          if (code >= 200 && code < 300) return resolve(decoded as T);
-          reject(new ApiStatusError(code, decoded?.reason ?? "Unknown", decoded?.message ?? `${method} ${path}: HTTP ${code}`));
-        });
+  async request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
+    if (this.credentialsPending) throw this.pendingError(method, path);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const exchange = this.open(method, path, payload ? { "content-type": contentType } : {}, payload);
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        exchange.cancel();
+      }, REQUEST_IDLE_TIMEOUT_MS);
+    };
+    const failure = (error: unknown) =>
+      error instanceof ApiStatusError ? error
+        : timedOut ? new ApiStatusError(504, "Timeout", `${method} ${path}: no answer in ${REQUEST_IDLE_TIMEOUT_MS} ms`)
+        : new ApiStatusError(0, "ConnectionFailed", `${method} ${path}: ${(error as Error)?.message ?? error}`);
+    arm();
+    try {
+      const res = await exchange.response;
+      const text = await readAll(res.body, MAX_RESPONSE_BYTES, arm).catch((error: Error) => {
+        throw error.message === TOO_LARGE ? new ApiStatusError(0, "ResponseTooLarge", `${method} ${path}: the answer passed ${MAX_RESPONSE_BYTES} bytes`) : error;
       });
-      req.end(payload);
-    });
+      let decoded: any;
+      try {
+        decoded = text ? JSON.parse(text) : undefined;
+      } catch {
+        decoded = undefined;
+      }
+      if (res.status >= 200 && res.status < 300) return decoded as T;
+      throw new ApiStatusError(res.status, decoded?.reason ?? "Unknown", decoded?.message ?? `${method} ${path}: HTTP ${res.status}`);
+    } catch (error) {
+      exchange.cancel();
+      throw failure(error);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
    * Watches `path` (which must ask for `watch=1`): calls `onEvent` for each event until the server
-   * ends the stream, the connection breaks, or `signal` aborts. Resolves when the watch ends;
-   * rejects with ApiStatusError when the server refuses it.
+   * ends the stream, the connection breaks, or `signal` aborts; `onOpen` once the server accepted
+   * it. Resolves when the watch ends; rejects with ApiStatusError when the server refuses it.
    */
-  watch(path: string, onEvent: (event: WatchEvent) => void, signal?: AbortSignal): Promise<void> {
-    if (this.credentialsPending) return Promise.reject(this.pendingError("watch", path));
-    return new Promise((resolve, reject) => {
-      const req = this.open("GET", path, {});
-      const abort = () => req.destroy();
-      signal?.addEventListener("abort", abort, { once: true });
-      const finish = (error?: Error) => {
-        signal?.removeEventListener("abort", abort);
-        if (error) reject(error);
-        else resolve();
-      };
-      req.on("error", (error) => (signal?.aborted ? finish() : finish(new ApiStatusError(0, "ConnectionFailed", `watch ${path}: ${error.message}`))));
-      req.on("response", (res) => {
-        const code = res.statusCode ?? 0;
-        let buffer = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          buffer += chunk;
-          if (buffer.length > MAX_WATCH_LINE_BYTES && buffer.indexOf("\n") < 0) {
-            req.destroy();
-            return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: a line longer than ${MAX_WATCH_LINE_BYTES} bytes`));
-          }
-          if (code !== 200) return;
-          let nl: number;
-          while ((nl = buffer.indexOf("\n")) >= 0) {
-            const line = buffer.slice(0, nl).trim();
-            buffer = buffer.slice(nl + 1);
-            if (!line) continue;
-            let event: WatchEvent | undefined;
-            try {
-              event = JSON.parse(line) as WatchEvent;
-            } catch {
-              event = undefined;
-            }
-            // A stream that is not JSON lines of events cannot be followed: end the watch with an error.
-            const valid = event !== null && typeof event === "object" && WATCH_TYPES.has(event.type) && event.object !== null && typeof event.object === "object" && !Array.isArray(event.object);
-            if (!valid) {
-              req.destroy();
-              return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: not a watch event: ${line.slice(0, 80)}`));
-            }
-            try {
-              onEvent(event!);
-            } catch (error) {
-              // The receiver's failure must not escape into the socket's event handler.
-              req.destroy();
-              return finish(new ApiStatusError(0, "WatchHandlerFailed", `watch ${path}: ${(error as Error)?.message ?? error}`));
-            }
-          }
-        });
-        res.on("error", () => finish());
-        res.on("end", () => {
-          if (code === 200) return finish();
-          let status: any;
-          try {
-            status = JSON.parse(buffer);
-          } catch {
-            status = undefined;
-          }
-          finish(new ApiStatusError(code, status?.reason ?? "Unknown", status?.message ?? `watch ${path}: HTTP ${code}`));
-        });
-      });
-      req.end();
-    });
+  async watch(path: string, onEvent: (event: WatchEvent) => void, signal?: AbortSignal, onOpen?: () => void): Promise<void> {
+    if (this.credentialsPending) throw this.pendingError("watch", path);
+    if (signal?.aborted) return;
+    const exchange = this.open("GET", path, {});
+    const abort = () => exchange.cancel();
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      let res;
+      try {
+        res = await exchange.response;
+      } catch (error) {
+        if (signal?.aborted) return;
+        throw new ApiStatusError(0, "ConnectionFailed", `watch ${path}: ${(error as Error).message}`);
+      }
+      if (res.status !== 200) {
+        const text = await readAll(res.body, MAX_WATCH_LINE_BYTES, () => {}).catch(() => "");
+        let status: any;
+        try {
+          status = JSON.parse(text);
+        } catch {
+          status = undefined;
+        }
+        throw new ApiStatusError(res.status, status?.reason ?? "Unknown", status?.message ?? `watch ${path}: HTTP ${res.status}`);
+      }
+      onOpen?.();
+      await readEvents(path, res.body, onEvent);
+    } catch (error) {
+      exchange.cancel();
+      if (signal?.aborted && !(error instanceof ApiStatusError && error.reason === "WatchHandlerFailed")) return;
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", abort);
+    }
   }
 
   /**
@@ -221,14 +194,95 @@ export class ApiClient {
   setClientCertificate(certPem: string, keyPem: string): void {
     this.access = { ...this.access, certPem, keyPem, token: undefined };
     if (this.base.protocol !== "https:") return;
-    const old = this.agent;
-    this.agent = new https.Agent({ keepAlive: true, ca: this.access.caPem, cert: certPem, key: keyPem, rejectUnauthorized: !this.access.insecureSkipTlsVerify });
-    old.destroy();
+    this.connection.setClientCertificate(certPem, keyPem);
     this.credentialsPending = false;
     for (const listener of this.credentialListeners) listener();
   }
 
   close(): void {
-    this.agent.destroy();
+    this.connection.close();
   }
+}
+
+const TOO_LARGE = "too large";
+
+/** The whole body as text, at most `limit` bytes; `progress` is told of each chunk. */
+function readAll(body: Readable, limit: number, progress: () => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let ended = false;
+    body.on("data", (c: Buffer) => {
+      progress();
+      bytes += c.length;
+      if (bytes > limit) {
+        ended = true;
+        body.destroy();
+        return reject(new Error(TOO_LARGE));
+      }
+      chunks.push(c);
+    });
+    body.once("end", () => {
+      ended = true;
+      resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    body.once("error", (error) => {
+      ended = true;
+      reject(error);
+    });
+    body.once("close", () => {
+      if (!ended) reject(new Error("the connection closed mid-answer"));
+    });
+  });
+}
+
+/**
+ * A watch body read as JSON lines of events until it ends; the end of the connection ends the
+ * watch quietly (the caller opens another), a stream that is not events ends it with an error.
+ */
+function readEvents(path: string, body: Readable, onEvent: (event: WatchEvent) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    let done = false;
+    const finish = (error?: ApiStatusError) => {
+      if (done) return;
+      done = true;
+      if (error) {
+        body.destroy();
+        reject(error);
+      } else resolve();
+    };
+    body.setEncoding("utf8");
+    body.on("data", (chunk: string) => {
+      if (done) return;
+      buffer += chunk;
+      if (buffer.length > MAX_WATCH_LINE_BYTES && buffer.indexOf("\n") < 0) {
+        return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: a line longer than ${MAX_WATCH_LINE_BYTES} bytes`));
+      }
+      let nl: number;
+      while (!done && (nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (!line) continue;
+        let event: WatchEvent | undefined;
+        try {
+          event = JSON.parse(line) as WatchEvent;
+        } catch {
+          event = undefined;
+        }
+        // A stream that is not JSON lines of events cannot be followed: end the watch with an error.
+        const valid = event !== null && typeof event === "object" && WATCH_TYPES.has(event.type) && event.object !== null && typeof event.object === "object" && !Array.isArray(event.object);
+        if (!valid) return finish(new ApiStatusError(0, "BadWatchStream", `watch ${path}: not a watch event: ${line.slice(0, 80)}`));
+        try {
+          onEvent(event!);
+        } catch (error) {
+          // The receiver's failure must not escape into the socket's event handler.
+          return finish(new ApiStatusError(0, "WatchHandlerFailed", `watch ${path}: ${(error as Error)?.message ?? error}`));
+        }
+      }
+    });
+    body.once("end", () => finish());
+    body.once("error", () => finish());
+    body.once("close", () => finish());
+  });
 }

@@ -11,13 +11,26 @@ export type PodObject = Record<string, any>;
 /** client-go's reflector back-off: 800 ms doubling to 30 s, reset after a healthy watch. */
 export const RECONNECT_INITIAL_MS = 800;
 export const RECONNECT_MAX_MS = 30_000;
-/** Watches ask the server to end them after this long (upstream picks 5-10 min at random). */
+/**
+ * Watches ask the server to end them after 5 to 10 minutes, picked at random as client-go picks:
+ * watches opened together do not all end together.
+ */
 export const WATCH_TIMEOUT_SECONDS = 300;
+const watchTimeoutSeconds = () => WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * WATCH_TIMEOUT_SECONDS);
 /**
  * A watch silent for longer than the server's own end of it is a dead connection (a network that
- * dropped it without a word, common at the edge): it is given up and the pods listed again.
+ * dropped it without a word, common at the edge): it is given up and opened again.
  */
-export const WATCH_IDLE_TIMEOUT_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
+export const WATCH_IDLE_TIMEOUT_MS = (2 * WATCH_TIMEOUT_SECONDS + 30) * 1000;
+
+/**
+ * Whether a watch that failed so can go on from the last resourceVersion seen: a connection that
+ * broke or went silent lost nothing the server will not send again (a window gone says 410 and is
+ * listed); a stream that was not events, or the server's own error, is listed afresh.
+ */
+function resumable(error: unknown): boolean {
+  return error instanceof ApiStatusError && error.reason === "ConnectionFailed";
+}
 
 export interface ReflectorOptions {
   client: ApiClient;
@@ -93,11 +106,13 @@ export class Reflector {
   private async run(): Promise<void> {
     let needList = true;
     while (!this.stopped) {
+      let watching = false;
       try {
         const streaming = needList && this.options.streamingList === true && !this.streamingRefused;
         if (needList && !streaming) await this.list();
         needList = false;
         const started = Date.now();
+        watching = true;
         try {
           await this.watch(streaming);
         } catch (error) {
@@ -133,7 +148,9 @@ export class Reflector {
         this.options.log.log(pending ? "info" : "warn", message, { error: (error as Error).message, retryInMs: this.delayMs });
         await this.sleep(this.delayMs);
         this.delayMs = Math.min(this.delayMs * 2, RECONNECT_MAX_MS);
-        needList = true; // after an outage the watch window may be gone: start from a list
+        // A watch cut by the connection goes on from its resourceVersion (the apiserver says 410 if
+        // that window is gone); anything else, and a streaming list not yet whole, starts from a list.
+        needList = !(watching && resumable(error) && this.resourceVersion !== "" && this.pending === undefined);
       }
     }
   }
@@ -178,7 +195,7 @@ export class Reflector {
   private async watch(streaming = false): Promise<void> {
     const from = streaming ? "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=" : `resourceVersion=${encodeURIComponent(this.resourceVersion)}`;
     if (streaming) this.pending = new Map();
-    const path = this.query(`watch=1&allowWatchBookmarks=true&${from}&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}`);
+    const path = this.query(`watch=1&allowWatchBookmarks=true&${from}&timeoutSeconds=${watchTimeoutSeconds()}`);
     let failure: Error | undefined;
     // This watch's own abort: the reflector stopping, or the connection found dead.
     const watchAbort = new AbortController();
@@ -199,7 +216,10 @@ export class Reflector {
         armIdle();
         if (failure) return;
         failure = this.apply(event);
-      }, watchAbort.signal);
+      }, watchAbort.signal, () => {
+        // A watch resumed after an outage is the apiserver back (a streaming list says so at its end).
+        if (!streaming) this.setConnected(true);
+      });
     } finally {
       clearTimeout(idle);
       this.abort.signal.removeEventListener("abort", stop);

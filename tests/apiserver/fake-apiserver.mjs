@@ -5,6 +5,7 @@
 // precondition, Nodes, Leases and Events. It can be stopped and started on the same port to play
 // an outage. Only what a kubelet uses is served; everything else is refused.
 import http from "node:http";
+import http2 from "node:http2";
 import https from "node:https";
 import { authorize, nodeNameOf } from "./authz.mjs";
 import { mergePatch, strategicMergePatch } from "./patch.mjs";
@@ -32,7 +33,8 @@ const DEFAULT_POD_GRACE_SECONDS = 30;
 
 export class FakeApiServer {
   /**
-   * `tokens`: bearer token -> { name, groups }. `tls`: { key, cert, ca } to serve HTTPS and accept
+   * `tokens`: bearer token -> { name, groups }. `tls`: { key, cert, ca, http2 } to serve HTTPS (HTTP/2 and
+   * HTTP/1.1, or HTTP/1.1 alone with `http2: false`) and accept
    * client certificates (CN is the user, O the groups). `now`: clock for timestamps.
    */
   constructor({ tokens = {}, tls, bookmarkIntervalMs = 60_000, now = () => new Date() } = {}) {
@@ -46,6 +48,8 @@ export class FakeApiServer {
     this.sockets = new Set();
     this.watches = new Set();
     this.port = 0;
+    /** TCP connections accepted (a client on one HTTP/2 connection makes one). */
+    this.connections = 0;
   }
 
   static async start(options) {
@@ -61,9 +65,10 @@ export class FakeApiServer {
   async listen() {
     const handler = (req, res) => void this.handle(req, res);
     this.server = this.tls
-      ? https.createServer({ key: this.tls.key, cert: this.tls.cert, ca: this.tls.ca, requestCert: true, rejectUnauthorized: false }, handler)
+      ? (this.tls.http2 === false ? https.createServer : (o, h) => http2.createSecureServer({ ...o, allowHTTP1: true }, h))({ key: this.tls.key, cert: this.tls.cert, ca: this.tls.ca, requestCert: true, rejectUnauthorized: false }, handler)
       : http.createServer(handler);
     this.server.on("connection", (socket) => {
+      this.connections++;
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
     });
@@ -112,7 +117,7 @@ export class FakeApiServer {
 
   async handle(req, res) {
     const url = new URL(req.url, "http://x");
-    const record = { method: req.method, path: url.pathname + url.search, user: undefined, code: 0 };
+    const record = { method: req.method, path: url.pathname + url.search, user: undefined, code: 0, httpVersion: req.httpVersion };
     this.requests.push(record);
     try {
       const user = this.authenticate(req);
@@ -259,7 +264,7 @@ export class FakeApiServer {
     const from = rvText === null || rvText === "" || rvText === "0" ? undefined : Number(rvText);
     if (rvText && !/^\d+$/.test(rvText)) throw badRequest(`invalid resource version: ${rvText}`);
     record.code = 200;
-    res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+    res.writeHead(200, { "content-type": "application/json" });
     const send = (type, object) => res.write(JSON.stringify({ type, object }) + "\n");
     let stop = () => {};
     const end = () => {

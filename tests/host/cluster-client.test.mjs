@@ -1,7 +1,6 @@
 // The node's cluster access: kubeconfig reading as the kubelet reads it, and the REST client
 // against the strict fake apiserver, over HTTP with a token and over TLS with a client certificate.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +9,7 @@ import { stringify } from "yaml";
 import { ApiClient, ApiStatusError } from "../../dist/cluster/api-client.js";
 import { KubeconfigError, loadKubeconfig, readKubeconfig } from "../../dist/cluster/kubeconfig.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
+import { makeTestPki } from "../apiserver/test-pki.mjs";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-cluster-"));
 
@@ -88,15 +88,8 @@ test("client over HTTP with a token: requests, the apiserver's refusals, and wat
 
 test("client over TLS with a client certificate from a kubeconfig: the node's identity is the certificate's", async (t) => {
   const dir = tmp();
-  const ssl = (...args) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=test-ca");
-  fs.writeFileSync(path.join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=apiserver");
-  ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.ext");
-  ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr", "-subj", "/O=system:nodes/CN=system:node:a");
-  ssl("x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "node.crt", "-days", "1");
-  const read = (f) => fs.readFileSync(path.join(dir, f), "utf8");
-  const api = await FakeApiServer.start({ tls: { key: read("server.key"), cert: read("server.crt"), ca: read("ca.crt") } });
+  const pki = makeTestPki(dir);
+  const api = await FakeApiServer.start({ tls: { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca } });
   t.after(() => api.stop());
   const file = path.join(dir, "kubelet.conf");
   fs.writeFileSync(file, stringify(kubeconfig({ server: api.url, cluster: { "certificate-authority": "ca.crt" }, user: { "client-certificate": "node.crt", "client-key": "node.key" } })));

@@ -47,7 +47,7 @@ function coreStatus(version, overrides = {}) {
   };
 }
 
-test("reflector: lists with the node's field selector, follows the watch, relists on 410 Gone and after an outage", async (t) => {
+test("reflector: lists with the node's field selector, follows the watch, relists on 410 Gone; after an outage it watches on from where it was", async (t) => {
   const api = await FakeApiServer.start({ tokens });
   t.after(() => api.stop());
   api.seed("pods", pod("mine"));
@@ -75,8 +75,14 @@ test("reflector: lists with the node's field selector, follows the watch, relist
   api.seed("pods", pod("third"));
   await until("reflector notices the outage", () => !reflector.connected);
   assert.deepEqual(seen, ["mine", "second"]);
+  const listsBeforeOutageEnd = reflector.listCount;
+  const requestsBefore = api.requests.length;
   await api.start();
-  await until("reconnected and relisted", () => seen.includes("third"), 15_000);
+  await until("reconnected: the pod added meanwhile seen", () => seen.includes("third"), 15_000);
+  await until("connected again", () => reflector.connected);
+  // The window was still there: the watch went on from its resourceVersion, nothing listed again.
+  assert.equal(reflector.listCount, listsBeforeOutageEnd);
+  assert.ok(api.requests.slice(requestsBefore).every((r) => r.path.includes("watch=1")), "only watches after the outage");
 });
 
 test("status manager: one strategic merge patch with the uid per version, never a GET; retried after an outage; deletion after the final status", async (t) => {
@@ -271,7 +277,7 @@ test("status manager: the periodic sync sends a status again when the apiserver'
   assert.equal(api.get("pods", "default", "web").status.phase, "Running");
 });
 
-test("reflector: a watch silent past its idle limit is given up and the pods listed again", async (t) => {
+test("reflector: a watch silent past its idle limit is given up and opened again from where it was, not listed again", async (t) => {
   const api = await FakeApiServer.start({ tokens }); // bookmarks only every minute: the watch stays silent
   t.after(() => api.stop());
   api.seed("pods", pod("mine"));
@@ -280,7 +286,14 @@ test("reflector: a watch silent past its idle limit is given up and the pods lis
   const reflector = new PodReflector({ client, nodeName: NODE, log: quiet, onPods: () => {}, watchIdleTimeoutMs: 150 });
   reflector.start();
   t.after(() => reflector.stop());
-  await until("listed again after a silent watch", () => reflector.listCount >= 2, 5_000);
+  await until("watched again after a silent watch", () => api.requests.filter((r) => r.path.includes("watch=1")).length >= 2, 5_000);
+  const watches = api.requests.filter((r) => r.path.includes("watch=1"));
+  const listed = api.requests.find((r) => !r.path.includes("watch=1"));
+  assert.ok(listed, "one list first");
+  const from = (r) => new URL(r.path, "http://x").searchParams.get("resourceVersion");
+  assert.equal(from(watches[1]), from(watches[0]), "the second watch goes on from the first one's resourceVersion");
+  assert.equal(reflector.listCount, 1);
+  assert.equal(api.requests.filter((r) => !r.path.includes("watch=1")).length, 1, "no second list");
 });
 
 test("reflector: a broken watch stream and a pod update that fails are contained", async (t) => {
