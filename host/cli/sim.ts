@@ -49,7 +49,7 @@ function describeScenario(s: Scenario, seed: number): string {
     `seed=${seed} scenario=${s.name} duration=${formatDuration(s.durationMs)} node=${s.nodeName} relist=${formatDuration(s.relistPeriodMs)} ` +
     `backoff=${formatDuration(s.backoffInitialMs)}..${formatDuration(s.backoffMaxMs)} workerErrorBackoff=${formatDuration(s.workerErrorBackoffMs)} ` +
     `criTimeout=${formatDuration(s.criTimeoutMs)} latency=${latency} pods=${s.pods.length} timeline=${s.timeline.length} expectations=${s.expect.length}` +
-    (s.runtimeEvents.source === "none" ? "" : ` runtimeEvents=${s.runtimeEvents.source}${s.runtimeEvents.lose > 0 ? `(lose ${s.runtimeEvents.lose})` : ""}`)
+    (s.runtimeEvents.source === "none" ? "" : ` runtimeEvents=${s.runtimeEvents.source}${s.runtimeEvents.lose > 0 ? `(lose ${s.runtimeEvents.lose})` : ""}${s.runtimeEvents.duplicate > 0 ? `(twice ${s.runtimeEvents.duplicate})` : ""}${s.runtimeEvents.late > 0 ? `(late ${s.runtimeEvents.late})` : ""}`)
   );
 }
 
@@ -59,7 +59,7 @@ function summarise(r: SimReport): string {
   return (
     `${r.ok ? "ok  " : "FAIL"} seed=${r.seed} scenario=${r.scenario} simulated=${formatDuration(r.simulatedMs)} wall=${r.wallMs.toFixed(0)}ms speed=${speed}x ` +
     `starts=${s.containerStarts} restarts=${s.restarts} relists=${s.relists} faults=${s.faultsInjected} agentRestarts=${s.agentRestarts} runtimeRestarts=${s.runtimeRestarts}${s.statsPasses > 0 ? ` statsPasses=${s.statsPasses} evictions=${s.evictions}` : ""}` +
-    `${s.runtimeEvents + s.runtimeEventsLost > 0 ? ` runtimeEvents=${s.runtimeEvents} lost=${s.runtimeEventsLost}` : ""}`
+    `${s.runtimeEvents + s.runtimeEventsLost > 0 ? ` runtimeEvents=${s.runtimeEvents} lost=${s.runtimeEventsLost}${s.runtimeEventsDuplicated > 0 ? ` twice=${s.runtimeEventsDuplicated}` : ""}${s.runtimeEventsLate > 0 ? ` late=${s.runtimeEventsLate}` : ""}` : ""}`
   );
 }
 

@@ -189,8 +189,11 @@ export interface Scenario {
    * stays. `stream`: CRI GetContainerEvents, every change, the relist slowed to five minutes
    * while the stream is up; a runtime restart breaks it (the fifth break gives it up, leaving
    * exits). A stream loses no event while up: a lost one would wait for the five-minute relist.
+   * Any source may deliver an event twice (`duplicate`, a probability: a reconnecting stream
+   * replays) or late (`late`, a probability: held up past the relist that saw the change, by a
+   * delay from `lateLatency`).
    */
-  runtimeEvents: { source: "none" | "exits" | "stream"; lose: number; latency: DurationRange };
+  runtimeEvents: { source: "none" | "exits" | "stream"; lose: number; latency: DurationRange; duplicate: number; late: number; lateLatency: DurationRange };
   /** The order the runtime lists in: the same every relist, or a new one each time (containerd's
    * CRI lists walk a Go map). */
   listOrder: "stable" | "shuffled";

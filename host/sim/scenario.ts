@@ -221,7 +221,14 @@ export function readScenario(doc: unknown, file: string): Scenario {
   const o = r.object(doc, "");
   r.only(o, "", ["name", "description", "duration", "node", "relistPeriod", "backoff", "latency", "criTimeout", "images", "source", "memory", "pods", "timeline", "expect", "stopsHoldSlots", "volumes", "runtimeEvents", "listOrder", "shutdown", "hardware"]);
   const events = o.runtimeEvents === undefined ? {} : r.object(o.runtimeEvents, "runtimeEvents");
-  r.only(events, "runtimeEvents", ["source", "lose", "latency"]);
+  r.only(events, "runtimeEvents", ["source", "lose", "latency", "duplicate", "late", "lateLatency"]);
+  const probability = (value: unknown, field: string): number => {
+    if (value === undefined) return 0;
+    if (typeof value !== "number" || !(value >= 0 && value <= 1)) r.fail(field, `expected a number from 0 to 1, got ${describe(value)}`);
+    return value as number;
+  };
+  const eventDuplicate = probability(events.duplicate, "runtimeEvents.duplicate");
+  const eventLate = probability(events.late, "runtimeEvents.late");
   const eventSource = events.source ?? "none";
   if (eventSource !== "none" && eventSource !== "exits" && eventSource !== "stream") r.fail("runtimeEvents.source", `expected none, exits or stream, got ${describe(eventSource)}`);
   const eventLoss = events.lose ?? 0;
@@ -311,7 +318,14 @@ export function readScenario(doc: unknown, file: string): Scenario {
     expect: r.list(o.expect, "expect").map((e, i) => readExpectation(r, e, `expect[${i}]`, podKeys, durationMs)),
     stopsHoldSlots: o.stopsHoldSlots === true,
     volumes: { latency: r.range(volumes.latency ?? "5ms-50ms", "volumes.latency"), failure: volumeFailure as number },
-    runtimeEvents: { source: eventSource as "none" | "exits" | "stream", lose: eventLoss as number, latency: r.range(events.latency ?? "0ms-100ms", "runtimeEvents.latency") },
+    runtimeEvents: {
+      source: eventSource as "none" | "exits" | "stream",
+      lose: eventLoss as number,
+      latency: r.range(events.latency ?? "0ms-100ms", "runtimeEvents.latency"),
+      duplicate: eventDuplicate,
+      late: eventLate,
+      lateLatency: r.range(events.lateLatency ?? "1s-30s", "runtimeEvents.lateLatency"),
+    },
     listOrder: listOrder as "stable" | "shuffled",
   };
 }

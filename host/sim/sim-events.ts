@@ -2,7 +2,8 @@
 // real runtime (scenario `runtimeEvents`): containerd 1.6's task exits (some lost), or CRI's
 // GetContainerEvents stream (every change; broken by a runtime restart, given up at the fifth
 // break, after which exits alone come, as the host falls back to containerd's events). Each
-// arrives after a drawn latency; one sent to an agent since restarted is gone with it.
+// arrives after a drawn latency, some twice, some late (after the relist that already saw the
+// change); one sent to an agent since restarted is gone with it.
 import type { Core } from "../core/core.js";
 import { MAX_CRI_STREAM_FAILURES } from "../common/pleg-policy.js";
 import { drawDuration } from "./sim-cri.js";
@@ -27,6 +28,8 @@ export class SimRuntimeEvents {
   private breaks = 0;
   delivered = 0;
   lost = 0;
+  duplicated = 0;
+  late = 0;
 
   constructor(
     private config: Scenario["runtimeEvents"],
@@ -50,11 +53,19 @@ export class SimRuntimeEvents {
     }
     if (this.source === "stream" && !this.streamUp) return; // nobody is listening
     const generation = this.host.generation();
-    this.queue.push(now + drawDuration(this.rng, this.config.latency), "runtime event", () => {
-      if (generation !== this.host.generation()) return;
-      this.delivered++;
-      this.host.deliver((core) => core.handleRuntimeEvent?.(this.host.now()));
-    });
+    // Draws only for the features a scenario asks for: older scenarios replay as they were.
+    const copies = this.config.duplicate > 0 && this.rng.chance(this.config.duplicate) ? 2 : 1;
+    for (let copy = 0; copy < copies; copy++) {
+      const late = this.config.late > 0 && this.rng.chance(this.config.late);
+      if (copy > 0) this.duplicated++;
+      if (late) this.late++;
+      const delayMs = drawDuration(this.rng, late ? this.config.lateLatency : this.config.latency);
+      this.queue.push(now + delayMs, late ? "runtime event (late)" : copy > 0 ? "runtime event (again)" : "runtime event", () => {
+        if (generation !== this.host.generation()) return;
+        this.delivered++;
+        this.host.deliver((core) => core.handleRuntimeEvent?.(this.host.now()));
+      });
+    }
   }
 
   /** A new agent process opens its stream afresh (a new process counts breaks from zero). */

@@ -39,6 +39,9 @@ export interface SimStats {
   /** Pushed runtime changes delivered to the core, and exits lost on the way (scenario runtimeEvents). */
   runtimeEvents: number;
   runtimeEventsLost: number;
+  /** Of those delivered, the second copies and the late ones. */
+  runtimeEventsDuplicated: number;
+  runtimeEventsLate: number;
 }
 
 export interface SimReport {

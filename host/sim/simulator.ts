@@ -243,6 +243,8 @@ export class Simulator {
         evictions: this.invariants.evictions,
         runtimeEvents: this.runtimeEvents.delivered,
         runtimeEventsLost: this.runtimeEvents.lost,
+        runtimeEventsDuplicated: this.runtimeEvents.duplicated,
+        runtimeEventsLate: this.runtimeEvents.late,
       },
     };
   }

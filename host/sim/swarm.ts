@@ -194,7 +194,8 @@ function addNodeShutdown(doc: Doc, seed: number, activeMs: number): void {
 
 /**
  * Pushed runtime changes for some seeds, from a stream of their own (earlier seeds' scenarios
- * stay as they were otherwise): containerd 1.6's exits, some lost, or a CRI event stream.
+ * stay as they were otherwise): containerd 1.6's exits, some lost, or a CRI event stream; some
+ * seeds' events come twice or late besides (a stream of its own again).
  */
 function addRuntimeEvents(doc: Doc, seed: number): void {
   const rng = new Prng(seed, "swarm-events");
@@ -202,6 +203,13 @@ function addRuntimeEvents(doc: Doc, seed: number): void {
   const latency = `0ms-${rng.int(1, 300)}ms`;
   if (r < 0.3) doc.runtimeEvents = { source: "exits", lose: rng.pick([0, 0.1, 0.5]), latency };
   else if (r < 0.6) doc.runtimeEvents = { source: "stream", latency };
+  else return;
+  const odd = new Prng(seed, "swarm-events-odd");
+  if (odd.chance(0.5)) {
+    const events = doc.runtimeEvents as Record<string, unknown>;
+    events.duplicate = odd.pick([0.1, 0.5]);
+    events.late = odd.pick([0, 0.1, 0.3]);
+  }
 }
 
 /** Half the seeds list in a new order every relist, as containerd does (a stream of its own). */
