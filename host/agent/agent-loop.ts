@@ -18,6 +18,7 @@ import { BackOffCheckpoints } from "./back-off-checkpoints.js";
 import { ExitWatch } from "./exit-watch.js";
 import type { DeviceState } from "../devices/device-manager.js";
 import { hookPod, probePod, setUpVolumes, tearDownVolumes, type PodWorkContext } from "./pod-work.js";
+import { ExecSlots } from "../probes/exec-slots.js";
 import { PodDirectories, podsToMeasure } from "./pod-housekeeping.js";
 import { RemovedLogs } from "../logs/removed-logs.js";
 import { errorResult, okResult } from "./action-results.js";
@@ -102,6 +103,7 @@ export class AgentLoop {
       volumes: options.volumes,
       targetIp: (uid) => this.probeTargetIp(uid),
       podFacts: (uid) => this.feed.podFacts(uid),
+      execSlots: new ExecSlots(),
     };
   }
 

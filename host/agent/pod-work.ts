@@ -2,6 +2,7 @@
 // volumes set up and torn down. Each run ends in the result the core is given at its next pump.
 import type { ActionResult, HookRequest, PlannedAction, ProbeRequest, ProbeResult } from "../core/types.js";
 import { runProbe } from "../probes/prober.js";
+import type { ExecSlots } from "../probes/exec-slots.js";
 import { runHook } from "../probes/hooks.js";
 import type { PodFacts } from "../env/container-env.js";
 import type { Logger } from "../common/log.js";
@@ -17,11 +18,13 @@ export interface PodWorkContext {
   targetIp: (podUid: string) => string;
   /** What the pod's volumes may read of it; undefined once it is no longer desired. */
   podFacts: (podUid: string) => PodFacts | undefined;
+  /** The node's bound on exec probes at once. */
+  execSlots?: ExecSlots;
 }
 
 /** Runs one probe beside everything else. */
 export async function probePod(ctx: PodWorkContext, action: PlannedAction, request: ProbeRequest, pod: string | undefined): Promise<ProbeResult> {
-  const finding = await runProbe(request, { podIp: ctx.targetIp(action.podUid), runtime: ctx.runtime });
+  const finding = await runProbe(request, { podIp: ctx.targetIp(action.podUid), runtime: ctx.runtime, execSlots: ctx.execSlots });
   ctx.log.log("debug", "probe", { pod, container: request.containerName, probe: request.probeType, outcome: finding.outcome });
   return { actionId: action.id, outcome: finding.outcome, output: finding.output };
 }

@@ -8,6 +8,7 @@ import type { ProbeHandler, ProbeOutcome, ProbeRequest } from "../core/types.js"
 import { GrpcCode, RuntimeError, type Runtime } from "../cri/runtime.js";
 import { KUBELET_VERSION } from "../cluster/node-object.js";
 import { bytesField, readVarintField } from "../common/proto-wire.js";
+import type { ExecSlots } from "./exec-slots.js";
 
 /** Upstream keeps at most this much of a probe's output or response body. */
 const MAX_OUTPUT_BYTES = 10 * 1024;
@@ -25,6 +26,8 @@ export interface ProbeTarget {
   /** Where a probe without a host connects: the pod's IP (the node's for host-network pods). */
   podIp: string;
   runtime: Runtime;
+  /** The node's bound on exec probes at once (none: unbounded). */
+  execSlots?: ExecSlots;
 }
 
 function bounded(text: string): string {
@@ -46,7 +49,7 @@ function runOnce(handler: ProbeHandler, request: ProbeRequest, target: ProbeTarg
   const timeoutMs = Math.max(1, request.timeoutSeconds) * 1000;
   switch (handler.tag) {
     case "exec":
-      return execProbe(target.runtime, request.containerId, handler.val, request.timeoutSeconds);
+      return execProbe(target.runtime, request.containerId, handler.val, request.timeoutSeconds, target.execSlots);
     case "http-get": {
       const { scheme, host, port, path, headers } = handler.val;
       return httpProbe(scheme.toLowerCase(), host || target.podIp, port, path, headers, timeoutMs);
@@ -65,15 +68,22 @@ function isTimeout(error: unknown): boolean {
   return /timeout|deadline exceeded|timed out/i.test(String((error as Error)?.message ?? error));
 }
 
-async function execProbe(runtime: Runtime, containerId: string, command: string[], timeoutSeconds: number): Promise<ProbeFinding> {
+async function execProbe(runtime: Runtime, containerId: string, command: string[], timeoutSeconds: number, slots?: ExecSlots): Promise<ProbeFinding> {
+  // A command that ran past its timeout fails the probe (upstream's ExecProbeTimeout, GA).
+  const timedOut: ProbeFinding = { outcome: "failure", output: `command timed out: "${command.join(" ")}" timed out after ${timeoutSeconds}s` };
+  const deadlineMs = Date.now() + Math.max(1, timeoutSeconds) * 1000;
+  if (slots && !(await slots.acquire(deadlineMs))) return timedOut;
   try {
-    const r = await runtime.execSync(containerId, command, timeoutSeconds);
+    // The wait for a slot was part of the timeout: the command gets what is left (whole seconds, as CRI takes them).
+    const leftSeconds = slots ? Math.max(1, Math.ceil((deadlineMs - Date.now()) / 1000)) : timeoutSeconds;
+    const r = await runtime.execSync(containerId, command, leftSeconds);
     const output = Buffer.concat([r.stdout, r.stderr]).toString();
     return { outcome: r.exitCode === 0 ? "success" : "failure", output };
   } catch (error) {
-    // A command that ran past its timeout fails the probe (upstream's ExecProbeTimeout, GA).
-    if (isTimeout(error)) return { outcome: "failure", output: `command timed out: "${command.join(" ")}" timed out after ${timeoutSeconds}s` };
+    if (isTimeout(error)) return timedOut;
     return { outcome: "error", output: (error as Error).message };
+  } finally {
+    slots?.release();
   }
 }
 

@@ -7,6 +7,7 @@ import http from "node:http";
 import net from "node:net";
 import { ManifestError, podFromApiObject } from "../../dist/sources/manifest.js";
 import { runProbe } from "../../dist/probes/prober.js";
+import { ExecSlots } from "../../dist/probes/exec-slots.js";
 import { FakeRuntime } from "../../dist/cri/fake-runtime.js";
 
 const pod = (container) => ({
@@ -147,4 +148,34 @@ test("exec: exit 0 succeeds, non-zero fails with the output, a runtime error err
   const errored = await runProbe(request({ tag: "exec", val: ["x"] }), target);
   assert.equal(errored.outcome, "error");
   assert.match(errored.output, /not running/);
+});
+
+test("exec probes past the node's bound wait their turn; one whose timeout runs out waiting fails as a timed-out command", async () => {
+  // The runtime answers only when told: nothing here depends on how fast the machine is.
+  const calls = [];
+  const runtime = {
+    execSync(_id, cmd, timeoutSeconds) {
+      return new Promise((resolve) => calls.push({ cmd, timeoutSeconds, finish: () => resolve({ stdout: Buffer.from("ok"), stderr: Buffer.alloc(0), exitCode: 0 }) }));
+    },
+  };
+  const slots = new ExecSlots(2);
+  const target = { podIp: "127.0.0.1", runtime, execSlots: slots };
+  const probes = ["a", "b", "c", "d"].map((name) => runProbe(request({ tag: "exec", val: [name] }, 1), target));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(calls.map((c) => c.cmd[0]), ["a", "b"], "two at once; the others wait in order");
+  assert.equal(slots.queued, 2);
+  calls[0].finish();
+  assert.deepEqual(await probes[0], { outcome: "success", output: "ok" });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(calls.map((c) => c.cmd[0]), ["a", "b", "c"], "a freed slot goes to the first waiting");
+  assert.equal(calls[2].timeoutSeconds, 1, "the command gets what is left of its timeout, in whole seconds");
+  // d's second passes while both slots stay busy: it fails as upstream says a timed-out exec fails, never run.
+  assert.deepEqual(await probes[3], { outcome: "failure", output: 'command timed out: "d" timed out after 1s' });
+  assert.equal(calls.length, 3);
+  assert.equal(slots.expiredWaiting, 1);
+  calls[1].finish();
+  calls[2].finish();
+  await Promise.all(probes);
+  assert.equal(slots.mostRunning, 2);
+  assert.equal(slots.queued, 0);
 });
