@@ -451,7 +451,7 @@ export class AgentLoop {
 
   /** The image digest reference of a container, as the last relist saw it. */
   imageRefOf(containerId: string): string | undefined {
-    return this.relister.imageRefOf(containerId);
+    return this.relister.imageRefOf(containerId) ?? this.executor.imageIdOf(containerId);
   }
 
   /** The IP of a sandbox, as the runtime told it. */

@@ -77,6 +77,8 @@ export class Executor {
   private concurrency: number;
   /** The log path of each container created and not yet started (by ID), for its log link. */
   private createdLogs = new Map<string, string>();
+  /** The image ID of each container created lately (bounded as the logs are), by container ID. */
+  private createdImages = new Map<string, string>();
 
   private readonly images: ImageManager;
 
@@ -171,7 +173,7 @@ export class Executor {
         const facts = await this.podFacts(kind.val);
         facts.envObjects = await this.envObjects(facts, kind.val.container.name);
         const environment = containerEnvironment(kind.val.container, facts);
-        const imageUser = await this.ensureImage(action, kind.val.container, facts);
+        const { user: imageUser, imageId } = await this.ensureImage(action, kind.val.container, facts);
         const objectFacts = objectFactsOf(facts);
         const config: ContainerConfig = withContainerSettings({ ...containerConfig(kind.val), ...environment }, objectFacts, imageUser, this.settings);
         if (this.options.volumes && facts.spec) config.mounts = [...(config.mounts ?? []), ...this.options.volumes.mountsFor(facts, kind.val.container.name, environment.env)];
@@ -181,6 +183,7 @@ export class Executor {
         const sandbox = this.sandboxFor(kind.val.sandbox, facts).config;
         const id = await runtime.createContainer(kind.val.sandboxId, config, sandbox);
         if (this.options.logLinks && sandbox.logDirectory && config.logPath) this.rememberLog(id, path.join(sandbox.logDirectory, config.logPath));
+        this.rememberImage(id, imageId);
         return id;
       }
       case "start-container": {
@@ -199,6 +202,7 @@ export class Executor {
         await runtime.removeContainer(kind.val.containerId);
         if (logPath) this.options.removedLogs?.add(logPath);
         this.createdLogs.delete(kind.val.containerId);
+        this.createdImages.delete(kind.val.containerId);
         this.options.logLinks?.unlink(this.namesOf(action, kind.val));
         return "";
       }
@@ -222,6 +226,20 @@ export class Executor {
     config.annotations = { ...extra.annotations, ...config.annotations };
     config.devices = extra.devices;
     config.cdiDevices = extra.cdiDevices;
+  }
+
+  /**
+   * The image ID of a container this agent created, until a relist lists it with its image_ref:
+   * the container's first statuses then carry their imageID instead of a later patch adding it.
+   */
+  imageIdOf(containerId: string): string | undefined {
+    return this.createdImages.get(containerId);
+  }
+
+  private rememberImage(containerId: string, imageId: string): void {
+    if (!imageId) return;
+    if (this.createdImages.size >= CREATED_LOGS_KEPT) this.createdImages.delete(this.createdImages.keys().next().value!);
+    this.createdImages.set(containerId, imageId);
   }
 
   private rememberLog(containerId: string, logPath: string): void {
@@ -336,7 +354,7 @@ export class Executor {
   }
 
   /** The image as its pull policy wants it (the image manager's); returns who it runs as. */
-  private async ensureImage(action: PlannedAction, container: ContainerSpec, facts?: PodFacts): Promise<ImageUser> {
+  private async ensureImage(action: PlannedAction, container: ContainerSpec, facts?: PodFacts): Promise<{ user: ImageUser; imageId: string }> {
     const { name: containerName, image } = container;
     const event = (reason: string, message: string) => this.options.onEvent?.(action, { containerName, eventType: "normal", reason, message });
     const request = { podName: action.podName, podNamespace: action.podNamespace, podUid: action.podUid, image, pullPolicy: container.imagePullPolicy, secrets: await this.pullSecrets(facts) };

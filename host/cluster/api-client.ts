@@ -59,6 +59,18 @@ export function failureLevel(error: unknown): "warn" | "debug" {
   return error instanceof ApiStatusError && error.reason === CREDENTIALS_PENDING ? "debug" : "warn";
 }
 
+/**
+ * Asks for the answer as its metadata alone (the apiserver's PartialObjectMetadata), for writes
+ * whose answer is not read: a pod's status patch is answered with the whole pod otherwise, which
+ * the pod watch brings down again anyway. An apiserver that cannot do it answers in full.
+ */
+const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
+
+export interface RequestOptions {
+  /** The answer is not read beyond its metadata: ask for no more (less to download). */
+  metadataOnly?: boolean;
+}
+
 export interface ApiClientOptions {
   /** No request goes out until `setClientCertificate` gives the node its credentials. */
   awaitCredentials?: boolean;
@@ -108,10 +120,12 @@ export class ApiClient {
   }
 
   /** One JSON request; resolves with the decoded body, rejects with ApiStatusError. */
-  async request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
+  async request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json", options: RequestOptions = {}): Promise<T> {
     if (this.credentialsPending) throw this.pendingError(method, path);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const exchange = this.open(method, path, payload ? { "content-type": contentType } : {}, payload);
+    const headers: Record<string, string> = payload ? { "content-type": contentType } : {};
+    if (options.metadataOnly) headers.accept = METADATA_ONLY;
+    const exchange = this.open(method, path, headers, payload);
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {

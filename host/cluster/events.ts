@@ -145,7 +145,7 @@ export class EventRecorder {
 
   private async send(method: string, path: string, body: unknown, contentType?: string): Promise<void> {
     try {
-      await this.client.request(method, path, body, contentType);
+      await this.client.request(method, path, body, contentType, { metadataOnly: true });
       this.sentCount++;
     } catch (error) {
       this.droppedCount++;

@@ -90,7 +90,7 @@ export class MirrorPods {
           await this.delete(existing);
         }
         try {
-          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)));
+          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(pod.spec.namespace)}/pods`, mirrorPodObject(pod, this.nodeName, this.nodeUid()!, this.seenAt(pod.spec.uid)), "application/json", { metadataOnly: true });
         } catch (error) {
           if (!isRefusal(error)) throw error;
           // The same object would be refused again: said once, tried again when the file changes.
@@ -110,7 +110,7 @@ export class MirrorPods {
   private async delete(p: PodObject): Promise<void> {
     const path = `/api/v1/namespaces/${encodeURIComponent(p.metadata.namespace)}/pods/${encodeURIComponent(p.metadata.name)}`;
     try {
-      await this.client.request("DELETE", path, { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } });
+      await this.client.request("DELETE", path, { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } }, "application/json", { metadataOnly: true });
       this.log.log("info", "Mirror pod deleted", { pod: `${p.metadata.namespace}/${p.metadata.name}` });
     } catch (error) {
       if (!(error instanceof ApiStatusError && (error.code === 404 || error.code === 409))) throw error;

@@ -79,7 +79,8 @@ export class NodeReporter {
       const key = JSON.stringify(status);
       if (key === this.lastSent && nowMs - this.lastReportMs < (this.options.reportMs ?? NODE_STATUS_REPORT_MS)) return;
       const conditions = stampConditions(status.conditions, this.lastConditions, apiTime(nowMs));
-      const patched = await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json");
+      // Only the Node's labels are read back: its metadata is answer enough (the whole Node, images and all, is not).
+      const patched = await this.options.client.request("PATCH", `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}/status`, { status: { ...status, conditions } }, "application/strategic-merge-patch+json", { metadataOnly: true });
       this.keepLabels(patched);
       if (key !== this.lastSent) {
         const ready = status.conditions.find((c: NodeCondition) => c.type === "Ready");

@@ -83,7 +83,7 @@ export class PodRefusals {
     this.events.record({ namespace, podName: name, podUid: uid, containerName: "", type: "Warning", ...event });
     const body = { metadata: { uid }, status: { ...status, startTime: apiTime(Date.now()) } };
     void this.client
-      .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json")
+      .request("PATCH", `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, body, "application/strategic-merge-patch+json", { metadataOnly: true })
       .catch((error) => {
         this.refused.delete(uid); // try again with the next change
         this.retryWanted = true;

@@ -3,7 +3,7 @@
 // status subresource). Per pod only the newest version matters and versions only increase;
 // changes are sent as they come, batched per turn of the event loop, and everything unsent is
 // retried every 10 s (upstream's sync period), so after an outage every pod's newest status goes
-// out. A pod marked for deletion whose status says `finished` is then deleted with grace 0 and a
+// out. A pod's statuses closer together than half a second are sent as one, the newest. A pod marked for deletion whose status says `finished` is then deleted with grace 0 and a
 // uid precondition. A patch the apiserver refuses as invalid is not retried blindly: the pod is
 // read back, the status built again against what the apiserver holds and sent once more; refused
 // again, it waits (logged once) for a newer status or a change of the object.
@@ -13,6 +13,13 @@ import { ApiClient, ApiStatusError, failureLevel, isRefusal } from "./api-client
 import { apiPodStatus, statusPatch, type StatusContext } from "./api-status.js";
 
 export const STATUS_SYNC_PERIOD_MS = 10_000;
+/**
+ * A pod's statuses that follow each other closer than this go as one patch, the newest: a start's
+ * steps (sandbox ready, container created, running, ready) came 50-100 ms apart as five patches,
+ * each echoed back whole by the pod watch and the patch's answer. A status after a quiet spell
+ * goes at once; a pod being deleted is never held.
+ */
+export const STATUS_COALESCE_MS = 500;
 /** Patches in flight at once: a node with 110 pods after an outage must not open 110 sockets. */
 const MAX_IN_FLIGHT = 8;
 
@@ -79,6 +86,9 @@ export class StatusManager {
   private entries = new Map<string, Entry>();
   private flushQueued = false;
   private timer?: NodeJS.Timeout;
+  /** The flush of statuses held back to be sent as one, and when it runs. */
+  private heldTimer?: NodeJS.Timeout;
+  private heldUntilMs = Infinity;
   private inFlight = 0;
   private stopped = false;
   patchCount = 0;
@@ -120,6 +130,7 @@ export class StatusManager {
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.heldTimer);
   }
 
   /** The core published a status for this pod. */
@@ -172,6 +183,7 @@ export class StatusManager {
 
   private flush(): void {
     if (this.stopped) return;
+    const nowMs = (this.options.nowMs ?? Date.now)();
     for (const [podUid, entry] of this.entries) {
       if (this.inFlight >= MAX_IN_FLIGHT) return;
       if (entry.inFlight || entry.deleted) continue;
@@ -180,8 +192,25 @@ export class StatusManager {
       const stale = entry.sentVersion < entry.status.version || entry.sentTo !== target.uid;
       const deletable = target.deleting && entry.status.finished && entry.sentTo === target.uid && !stale;
       if (!stale && !deletable) continue;
+      const heldUntilMs = entry.sentAtMs + STATUS_COALESCE_MS;
+      if (stale && !target.deleting && entry.sentTo === target.uid && nowMs < heldUntilMs) {
+        this.flushAt(heldUntilMs, nowMs);
+        continue;
+      }
       void this.send(podUid, entry, target, stale);
     }
+  }
+
+  /** Flushes again at `atMs` (the earliest of the held statuses). */
+  private flushAt(atMs: number, nowMs: number): void {
+    if (atMs >= this.heldUntilMs) return;
+    clearTimeout(this.heldTimer);
+    this.heldUntilMs = atMs;
+    this.heldTimer = setTimeout(() => {
+      this.heldUntilMs = Infinity;
+      this.heldTimer = undefined;
+      this.flush();
+    }, Math.max(1, atMs - nowMs));
   }
 
   private async send(podUid: string, entry: Entry, target: StatusTarget, patch: boolean): Promise<void> {
@@ -211,7 +240,7 @@ export class StatusManager {
       if (target.deleting && status.finished && entry.sentVersion === status.version) {
         // The final status is in: the object can go (upstream: canBeDeleted, then a grace-0
         // delete with a uid precondition so that a new pod of the same name is never touched).
-        await this.options.client.request("DELETE", path, { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: target.uid } });
+        await this.options.client.request("DELETE", path, { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid: target.uid } }, "application/json", { metadataOnly: true });
         entry.deleted = true;
         this.options.log.log("info", "Pod deleted from the apiserver after it finished", { pod: `${target.namespace}/${target.name}` });
       }
@@ -248,7 +277,8 @@ export class StatusManager {
     const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation, podSpec: t.spec });
     const patchWith = async (t: StatusTarget) => {
       const body = build(t);
-      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body, t.current), "application/strategic-merge-patch+json");
+      // The pod watch brings the patched pod down anyway: its metadata is all the answer needs to be.
+      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body, t.current), "application/strategic-merge-patch+json", { metadataOnly: true });
       return body;
     };
     try {

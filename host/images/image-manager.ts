@@ -78,7 +78,8 @@ export class ImageManager {
    * runs as. Throws ImageNeverPullError or ImagePullError (the core turns those into the
    * container's waiting reason, its back-off and the Failed event).
    */
-  async ensure(request: PodImageRequest, event: (reason: string, message: string) => void): Promise<ImageUser> {
+  /** The image present (pulled if it must be): who it runs as, and its ID (the runtime's image reference). */
+  async ensure(request: PodImageRequest, event: (reason: string, message: string) => void): Promise<{ user: ImageUser; imageId: string }> {
     const { runtime, log } = this.options;
     const { image } = request;
     const policy = request.pullPolicy || defaultPullPolicy(image);
@@ -90,7 +91,7 @@ export class ImageManager {
       const present = await runtime.imageInfo(image);
       if (present && !this.records.mustAttemptPull(image, present.id, () => secretsOf(credentials()), startedMs)) {
         event("Pulled", `Container image "${image}" already present on machine and can be accessed by the pod`);
-        return present.user;
+        return { user: present.user, imageId: present.id };
       }
       if (policy === "Never") throw new ImageNeverPullError(`Container image "${image}" is not present with pull policy of Never`);
     }
@@ -111,7 +112,7 @@ export class ImageManager {
     const sizeBytes = info?.sizeBytes ?? 0;
     log.log("info", "Pulled image", { pod, image, pullMs: pulled.pullMs, sizeBytes });
     event("Pulled", `Successfully pulled image "${image}" in ${goDurationOfMs(pulled.pullMs)} (${goDurationOfMs(this.now() - startedMs)} including waiting). Image size: ${sizeBytes} bytes.`);
-    return info?.user ?? {};
+    return { user: info?.user ?? {}, imageId: info?.id ?? "" };
   }
 
   /** Each credential in turn until one works; none at all: anonymously. Records who pulled it. */

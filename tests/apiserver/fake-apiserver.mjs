@@ -157,10 +157,15 @@ export class FakeApiServer {
     const fieldSelector = parseFieldSelector(q.get("fieldSelector"), resource);
     if (q.get("labelSelector")) throw badRequest("labelSelector is not supported by this test apiserver");
     const stored = name ? this.store.find(resource, namespace, name) : undefined;
+    // `as=PartialObjectMetadata` (a client that reads only the metadata of the answer): the object's
+    // metadata alone, as the real apiserver transforms it.
+    const metadataOnly = /(^|,)\s*application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/.test(req.headers.accept ?? "");
     const ok = (code, obj) => {
       record.code = code;
+      record.metadataOnly = metadataOnly;
       res.writeHead(code, { "content-type": "application/json" });
-      res.end(JSON.stringify(obj));
+      const single = obj && obj.metadata && !Array.isArray(obj.items) && obj.kind !== "Status";
+      res.end(JSON.stringify(metadataOnly && single ? { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: obj.metadata } : obj));
     };
 
     if (req.method === "GET" && !name) {

@@ -78,10 +78,33 @@ async function both(what, check, timeoutMs = 300_000) {
   await Promise.all(AGENTS.map((agent) => waitFor(`${agent}: ${what}`, () => check(agent), timeoutMs, 500)));
 }
 
+/** An audit line's request as "VERB resource[/subresource]" (a watch is WATCH). */
+function requestKind(r) {
+  const url = new URL(r.path, "https://x");
+  const parts = url.pathname.split("/").filter(Boolean);
+  const rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === "namespaces" && rest.length > 2) rest.splice(0, 2);
+  const resource = rest.length > 2 ? `${rest[0]}/${rest[2]}` : rest[0] ?? url.pathname;
+  const verb = url.searchParams.get("watch") === "1" || url.searchParams.get("watch") === "true" ? "WATCH" : r.method;
+  return `${verb} ${resource}`;
+}
+
+/** Each agent's requests the apiserver finished so far, by kind. */
+function requestCounts() {
+  const counts = Object.fromEntries(AGENTS.map((a) => [a, {}]));
+  for (const r of cp.requests()) {
+    if (r.stage !== "ResponseComplete") continue;
+    const agent = AGENTS.find((a) => r.user === `system:node:${NODES[a]}`);
+    if (agent) counts[agent][requestKind(r)] = (counts[agent][requestKind(r)] ?? 0) + 1;
+  }
+  return counts;
+}
+
 const rows = [];
 /** Runs `body` as a phase: what crossed each relay from its start to its end. */
 async function phase(name, body) {
   const before = Object.fromEntries(AGENTS.map((a) => [a, proxies[a].reading()]));
+  const requestsBefore = requestCounts();
   for (const a of AGENTS) proxies[a].resetMostOpen();
   const startMs = Date.now();
   await body();
@@ -92,6 +115,12 @@ async function phase(name, body) {
     row[a] = { up: now.up - before[a].up, down: now.down - before[a].down, opened: now.opened - before[a].opened, mostOpen: now.mostOpen };
   }
   rows.push(row);
+  // What each agent asked for in the phase (a watch counts when it ends, so some show a phase late).
+  const requestsAfter = requestCounts();
+  for (const a of AGENTS) {
+    const delta = Object.entries(requestsAfter[a]).map(([k, n]) => [k, n - (requestsBefore[a][k] ?? 0)]).filter(([, n]) => n > 0).sort();
+    console.log(`  ${a} requests: ${delta.map(([k, n]) => `${k} ${n}`).join(", ") || "none"}`);
+  }
   const kb = (n) => (n / 1024).toFixed(1);
   const total = (a) => row[a].up + row[a].down;
   console.log(`${name} (${seconds.toFixed(0)} s): nanolet ${kb(row.nanolet.up)} / ${kb(row.nanolet.down)} KB, kubelet ${kb(row.kubelet.up)} / ${kb(row.kubelet.down)} KB, ratio ${(total("nanolet") / total("kubelet")).toFixed(2)}; connections opened ${row.nanolet.opened} / ${row.kubelet.opened}, most open ${row.nanolet.mostOpen} / ${row.kubelet.mostOpen}`);

@@ -127,6 +127,7 @@ test("status manager: one strategic merge patch with the uid per version, never 
   assert.equal(status.conditions.find((c) => c.type === "Ready").observedGeneration, 1);
   const patches = api.requests.filter((r) => r.method === "PATCH");
   assert.equal(patches.length, 2);
+  assert.ok(patches.every((r) => r.metadataOnly), "the patched pod's metadata is all the answer brings back");
   assert.ok(!api.requests.some((r) => r.method === "GET"), "no read before the patch");
 
   // An outage: the status waits and goes out once the apiserver is back.
@@ -222,6 +223,47 @@ test("events: repeats are aggregated into one Event with a count; a spamming eve
   // Other events of the same pod are not held back by a spamming one.
   recorder.record({ ...e, type: "Normal", reason: "Killing", message: "Stopping container app" });
   await until("the other kind sent", () => recorder.sentCount === 26);
+});
+
+test("status manager: statuses closer together than half a second go as one patch, the newest; a pod being deleted is never held", async (t) => {
+  const api = await FakeApiServer.start({ tokens });
+  t.after(() => api.stop());
+  const stored = api.seed("pods", pod("web"));
+  const client = new ApiClient({ server: api.url, token: "node" });
+  t.after(() => client.close());
+  let now = 1_000_000;
+  const sent = [];
+  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true };
+  const manager = new StatusManager({
+    client,
+    log: quiet,
+    targetOf: () => target,
+    context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined }),
+    onSent: (_uid, version) => sent.push(version),
+    nowMs: () => now,
+  });
+  t.after(() => manager.stop());
+  manager.setStatus("u", coreStatus(1n));
+  await until("the first status, at once", () => sent.length === 1);
+  // A start's next steps, 100 ms apart on the manager's clock: held, not sent.
+  for (const version of [2n, 3n, 4n]) {
+    now += 100;
+    manager.setStatus("u", coreStatus(version));
+    await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(sent, [1n]);
+  // Half a second after the first patch: the newest goes, the ones between never do.
+  now += 250;
+  manager.requestFlush();
+  await until("the newest sent", () => sent.length === 2);
+  assert.deepEqual(sent, [1n, 4n]);
+  assert.equal(api.requests.filter((r) => r.method === "PATCH").length, 2);
+  // A pod being deleted: its statuses go at once.
+  target.deleting = true;
+  now += 10;
+  manager.setStatus("u", coreStatus(5n, { phase: "failed" }));
+  await until("sent while deleting", () => sent.includes(5n));
 });
 
 test("status manager: after the core is replaced, its statuses (versions from 1 again) are sent", async (t) => {
