@@ -34,6 +34,8 @@ export class AgentLoop {
   /** Undefined while a trapped core is being re-created. */
   private core: Core | undefined;
   private executor: Executor;
+  /** Sandbox and container starts under way, by pod uid (see `starting`). */
+  private startsInFlight = new Map<string, number>();
   private relister: Relister;
   private feed: PodFeed;
   private backOffs: BackOffCheckpoints;
@@ -398,7 +400,14 @@ export class AgentLoop {
   private execute(action: PlannedAction, pod: string | undefined): void {
     const tag = action.kind.tag;
     this.options.log.log("debug", "runtime call", { pod, action: tag, ...containerOf(action), id: Number(action.id) });
+    const starts = tag === "run-sandbox" || tag === "create-container" || tag === "start-container";
+    if (starts) this.startsInFlight.set(action.podUid, (this.startsInFlight.get(action.podUid) ?? 0) + 1);
     void this.executor.execute(action).then((result) => {
+      if (starts) {
+        const left = (this.startsInFlight.get(action.podUid) ?? 1) - 1;
+        if (left > 0) this.startsInFlight.set(action.podUid, left);
+        else this.startsInFlight.delete(action.podUid);
+      }
       if (result.outcome.tag === "err") {
         this.options.log.log("warn", "Runtime call failed", { pod, action: tag, error: result.outcome.val.message });
       }
@@ -447,6 +456,11 @@ export class AgentLoop {
   /** What the last successful relist saw (stats Summary, /metrics). */
   get snapshot(): RuntimeSnapshot | undefined {
     return this.lastSnapshot;
+  }
+
+  /** Whether a sandbox or container of the pod is being started: its status is between steps. */
+  starting(podUid: string): boolean {
+    return this.startsInFlight.has(podUid);
   }
 
   /** The image digest reference of a container, as the last relist saw it. */

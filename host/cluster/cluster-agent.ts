@@ -50,6 +50,8 @@ export interface NodeAgent {
   readonly shuttingDown?: boolean;
   imageRefOf(containerId: string): string | undefined;
   podIpOf(sandboxId: string): string | undefined;
+  /** Whether a sandbox or container of the pod is being started (its status is between steps). */
+  starting?(podUid: string): boolean;
 }
 
 export interface ClusterAgentOptions {
@@ -153,6 +155,7 @@ export class ClusterAgent {
       client,
       log,
       targetOf: (uid) => this.targetOf(uid),
+      starting: (uid) => options.loop.starting?.(uid) ?? false,
       context: () => ({ nodeIp: this.machine.internalIp, nodeIps: this.machine.internalIps, runtimeName: this.runtimeName, imageRefOf: (id) => options.loop.imageRefOf(id), podIpOf: (id) => options.loop.podIpOf(id) }),
     });
     this.events = new EventRecorder(client, nodeName, log);

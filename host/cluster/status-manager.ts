@@ -20,6 +20,15 @@ export const STATUS_SYNC_PERIOD_MS = 10_000;
  * goes at once; a pod being deleted is never held.
  */
 export const STATUS_COALESCE_MS = 500;
+/**
+ * A pod whose sandbox or containers are being started sends its status once they are, as
+ * upstream's pod sync publishes the status it began with and the next after its runtime calls:
+ * the steps between (sandbox ready, container created) were patches of their own. Held no longer
+ * than this, so that a long pull does not hold a sibling container's readiness.
+ */
+export const STATUS_HOLD_WHILE_STARTING_MS = 5_000;
+/** How often a status held for a start looks again. */
+const STARTING_RECHECK_MS = 100;
 /** Patches in flight at once: a node with 110 pods after an outage must not open 110 sockets. */
 const MAX_IN_FLIGHT = 8;
 
@@ -51,6 +60,8 @@ export interface StatusManagerOptions {
   /** Where the pod with this (core) uid reports; undefined while the apiserver object is unknown. */
   targetOf: (podUid: string) => StatusTarget | undefined;
   context: () => Omit<StatusContext, "hostNetwork" | "current">;
+  /** Whether a sandbox or container of the pod is being started (none: never). */
+  starting?: (podUid: string) => boolean;
   /** Called after each patch the apiserver accepted (tests and the latency benchmark). */
   onSent?: (podUid: string, version: bigint) => void;
   nowMs?: () => number;
@@ -75,6 +86,8 @@ interface Entry {
   /** What the sent status says (reconcileKey), and when it went. */
   sentKey: string;
   sentAtMs: number;
+  /** Since when a newer status waits for the pod's start to finish. */
+  heldSinceMs?: number;
   /**
    * Set when the apiserver refused `sentVersion`: the object's resourceVersions then (as the
    * watch showed it, and as read back), so that a watch catching up is not taken for a change.
@@ -192,11 +205,23 @@ export class StatusManager {
       const stale = entry.sentVersion < entry.status.version || entry.sentTo !== target.uid;
       const deletable = target.deleting && entry.status.finished && entry.sentTo === target.uid && !stale;
       if (!stale && !deletable) continue;
-      const heldUntilMs = entry.sentAtMs + STATUS_COALESCE_MS;
-      if (stale && !target.deleting && entry.sentTo === target.uid && nowMs < heldUntilMs) {
-        this.flushAt(heldUntilMs, nowMs);
-        continue;
+      // Only a newer status of an object already told something waits; a first one goes at once.
+      if (stale && !target.deleting && entry.sentTo === target.uid && entry.sentVersion > 0n) {
+        const coalescedUntilMs = entry.sentAtMs + STATUS_COALESCE_MS;
+        if (nowMs < coalescedUntilMs) {
+          this.flushAt(coalescedUntilMs, nowMs);
+          continue;
+        }
+        if (this.options.starting?.(podUid)) {
+          entry.heldSinceMs ??= nowMs;
+          const heldUntilMs = entry.heldSinceMs + STATUS_HOLD_WHILE_STARTING_MS;
+          if (nowMs < heldUntilMs) {
+            this.flushAt(Math.min(heldUntilMs, nowMs + STARTING_RECHECK_MS), nowMs);
+            continue;
+          }
+        }
       }
+      entry.heldSinceMs = undefined;
       void this.send(podUid, entry, target, stale);
     }
   }

@@ -9,7 +9,7 @@ import path from "node:path";
 import test from "node:test";
 import { ApiClient, ApiStatusError } from "../../dist/cluster/api-client.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
-import { makeTestPki } from "../apiserver/test-pki.mjs";
+import { makeTestPki } from "../apiserver/throwaway-pki.mjs";
 
 const pki = makeTestPki(fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-h2-")));
 const access = (server) => ({ server, caPem: pki.ca, certPem: pki.nodeCert, keyPem: pki.nodeKey });

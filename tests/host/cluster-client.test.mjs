@@ -9,7 +9,7 @@ import { stringify } from "yaml";
 import { ApiClient, ApiStatusError } from "../../dist/cluster/api-client.js";
 import { KubeconfigError, loadKubeconfig, readKubeconfig } from "../../dist/cluster/kubeconfig.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
-import { makeTestPki } from "../apiserver/test-pki.mjs";
+import { makeTestPki } from "../apiserver/throwaway-pki.mjs";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "nanolet-cluster-"));
 

@@ -11,41 +11,7 @@ import { PodReflector } from "../../dist/cluster/pod-reflector.js";
 import { StatusManager } from "../../dist/cluster/status-manager.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
 
-const NODE = "n1";
-const quiet = { log() {} };
-const tokens = {
-  node: { name: `system:node:${NODE}`, groups: ["system:nodes"] },
-  admin: { name: "admin", groups: ["system:masters"] },
-};
-
-async function until(what, fn, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-const pod = (name, nodeName = NODE) => ({ metadata: { name, namespace: "default" }, spec: { nodeName, containers: [{ name: "app", image: "busybox" }] } });
-
-function coreStatus(version, overrides = {}) {
-  return {
-    phase: "running", reason: "", message: "", sandboxId: "sb",
-    containerStatuses: [{
-      name: "app", containerId: "abc", image: "busybox", state: "running", reason: "", message: "", exitCode: 0, restartCount: 2,
-      ready: true, startedAtNs: 1_764_000_000_000_000_000n, finishedAtNs: 0n, started: true,
-      lastState: { containerId: "old", exitCode: 3, reason: "Error", message: "", startedAtNs: 1_763_999_990_000_000_000n, finishedAtNs: 1_763_999_999_000_000_000n },
-      allocatedResources: [{ name: "memory", quantity: "64Mi" }],
-      resourceRequests: [{ name: "memory", quantity: "32Mi" }],
-      resourceLimits: [{ name: "memory", quantity: "64Mi" }, { name: "cpu", quantity: "500m" }],
-    }],
-    version,
-    conditions: [{ conditionType: "ready", status: true, reason: "", message: "", lastTransitionMs: 1_764_000_000_000n }],
-    startTimeMs: 1_764_000_000_000n,
-    finished: false,
-    ...overrides,
-  };
-}
+import { NODE, coreStatus, pod, quiet, tokens, until } from "./cluster-fixtures.mjs";
 
 test("reflector: lists with the node's field selector, follows the watch, relists on 410 Gone; after an outage it watches on from where it was", async (t) => {
   const api = await FakeApiServer.start({ tokens });
@@ -223,47 +189,6 @@ test("events: repeats are aggregated into one Event with a count; a spamming eve
   // Other events of the same pod are not held back by a spamming one.
   recorder.record({ ...e, type: "Normal", reason: "Killing", message: "Stopping container app" });
   await until("the other kind sent", () => recorder.sentCount === 26);
-});
-
-test("status manager: statuses closer together than half a second go as one patch, the newest; a pod being deleted is never held", async (t) => {
-  const api = await FakeApiServer.start({ tokens });
-  t.after(() => api.stop());
-  const stored = api.seed("pods", pod("web"));
-  const client = new ApiClient({ server: api.url, token: "node" });
-  t.after(() => client.close());
-  let now = 1_000_000;
-  const sent = [];
-  const target = { namespace: "default", name: "web", uid: stored.metadata.uid, deleting: false, hostNetwork: true };
-  const manager = new StatusManager({
-    client,
-    log: quiet,
-    targetOf: () => target,
-    context: () => ({ nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => undefined }),
-    onSent: (_uid, version) => sent.push(version),
-    nowMs: () => now,
-  });
-  t.after(() => manager.stop());
-  manager.setStatus("u", coreStatus(1n));
-  await until("the first status, at once", () => sent.length === 1);
-  // A start's next steps, 100 ms apart on the manager's clock: held, not sent.
-  for (const version of [2n, 3n, 4n]) {
-    now += 100;
-    manager.setStatus("u", coreStatus(version));
-    await new Promise((r) => setImmediate(r));
-  }
-  await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(sent, [1n]);
-  // Half a second after the first patch: the newest goes, the ones between never do.
-  now += 250;
-  manager.requestFlush();
-  await until("the newest sent", () => sent.length === 2);
-  assert.deepEqual(sent, [1n, 4n]);
-  assert.equal(api.requests.filter((r) => r.method === "PATCH").length, 2);
-  // A pod being deleted: its statuses go at once.
-  target.deleting = true;
-  now += 10;
-  manager.setStatus("u", coreStatus(5n, { phase: "failed" }));
-  await until("sent while deleting", () => sent.includes(5n));
 });
 
 test("status manager: after the core is replaced, its statuses (versions from 1 again) are sent", async (t) => {
