@@ -111,9 +111,14 @@ export class NodeLease {
       }
     }
     const lease = this.lease!;
-    const next = { ...lease, metadata: { ...lease.metadata }, spec: { ...lease.spec, ...this.spec() } };
+    // managedFields left out: the apiserver keeps its own when an update carries none, so every
+    // renewal need not send them back (a third of the body on a metered uplink).
+    const { managedFields: _kept, ...metadata } = lease.metadata ?? {};
+    const next = { ...lease, metadata, spec: { ...lease.spec, ...this.spec() } };
     if (!next.metadata.ownerReferences && this.ownerReferences()) next.metadata.ownerReferences = this.ownerReferences();
-    this.lease = await this.options.client.request("PUT", this.path, next);
+    // The answer's metadata (its resourceVersion) is all the next renewal needs: the spec is what was sent.
+    const answer = await this.options.client.request("PUT", this.path, next, "application/json", { metadataOnly: true });
+    this.lease = { ...next, metadata: answer?.metadata ?? next.metadata };
     this.renewCount++;
   }
 }

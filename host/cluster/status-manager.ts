@@ -254,7 +254,6 @@ export class StatusManager {
           return;
         }
         const sent = answer.sent;
-        this.patchCount++;
         entry.sentKey = reconcileKey(JSON.parse(JSON.stringify(sent)));
         entry.sentAtMs = (this.options.nowMs ?? Date.now)();
         entry.sentVersion = status.version;
@@ -302,8 +301,12 @@ export class StatusManager {
     const build = (t: StatusTarget) => apiPodStatus(status, { ...this.options.context(), hostNetwork: t.hostNetwork, current: t.current, generation: t.generation, podSpec: t.spec });
     const patchWith = async (t: StatusTarget) => {
       const body = build(t);
+      const patch = statusPatch(t.uid, body, t.current);
+      // What the apiserver already holds needs no request (nor the watch event it would echo).
+      if (!patch.changed) return body;
       // The pod watch brings the patched pod down anyway: its metadata is all the answer needs to be.
-      await this.options.client.request("PATCH", `${path}/status`, statusPatch(t.uid, body, t.current), "application/strategic-merge-patch+json", { metadataOnly: true });
+      await this.options.client.request("PATCH", `${path}/status`, patch, "application/strategic-merge-patch+json", { metadataOnly: true });
+      this.patchCount++;
       return body;
     };
     try {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { ApiClient } from "../../dist/cluster/api-client.js";
 import { StatusManager } from "../../dist/cluster/status-manager.js";
+import { apiPodStatus, statusPatch } from "../../dist/cluster/api-status.js";
 import { FakeApiServer } from "../apiserver/fake-apiserver.mjs";
 import { coreStatus, pod, quiet, tokens, until } from "./cluster-fixtures.mjs";
 
@@ -84,4 +85,33 @@ test("status manager: while the pod's sandbox or containers are being started it
   assert.deepEqual(sent, [1n, 2n]);
   now += 5_000;
   await until("sent after 5 s of starting", () => sent.length === 3);
+});
+
+test("status patch: only what differs from the apiserver's copy goes; nothing differing, nothing is sent", () => {
+  const ctx = { nodeIp: "10.0.0.5", runtimeName: "containerd", imageRefOf: () => "sha256:feed", hostNetwork: true };
+  const status = apiPodStatus(coreStatus(1n), ctx);
+  // The apiserver's JSON of what was sent: empty values left out, nulls gone.
+  const held = JSON.parse(JSON.stringify(status, (_k, v) => (v === null || v === "" ? undefined : v)));
+  const same = statusPatch("u", status, held);
+  assert.equal(same.changed, false);
+  assert.deepEqual(same.status, {});
+  // The container becomes unready: the Ready condition and the (atomic) container list go, nothing else.
+  const unready = apiPodStatus(coreStatus(2n, {
+    conditions: [{ conditionType: "ready", status: false, reason: "ContainersNotReady", message: "containers with unready status: [app]", lastTransitionMs: 1_764_000_100_000n }],
+    containerStatuses: coreStatus(2n).containerStatuses.map((c) => ({ ...c, ready: false })),
+  }), ctx);
+  const diff = statusPatch("u", unready, held);
+  assert.equal(diff.changed, true);
+  assert.deepEqual(Object.keys(diff.status).sort(), ["conditions", "containerStatuses"]);
+  assert.deepEqual(diff.status.conditions.map((c) => [c.type, c.status]), [["Ready", "False"]]);
+  assert.equal(diff.status.containerStatuses[0].ready, false);
+  assert.deepEqual(diff.metadata, { uid: "u" });
+  // A reason the apiserver holds and the status clears goes as null; one it does not hold, not at all.
+  const cleared = statusPatch("u", { ...status, reason: null }, { ...held, reason: "Evicted" });
+  assert.equal(cleared.status.reason, null);
+  assert.equal("reason" in statusPatch("u", { ...status, reason: null }, held).status, false);
+  // Nothing known of the apiserver's copy: everything goes, the IP lists replacing.
+  const full = statusPatch("u", status);
+  assert.equal(full.status.phase, "Running");
+  assert.deepEqual(full.status.hostIPs, [{ ip: "10.0.0.5" }, { $patch: "replace" }]);
 });
