@@ -100,7 +100,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   // While a TLS bootstrap gets the node its certificate, nothing is sent without one (it would
   // only be refused as system:anonymous); the pods the node knows keep running meanwhile.
-  const client = access ? new ApiClient(access, { awaitCredentials: bootstrap !== undefined && !access.certPem && !access.token }) : undefined;
+  const client = access
+    ? new ApiClient(access, {
+        awaitCredentials: bootstrap !== undefined && !access.certPem && !access.token,
+        // A lost or downgraded apiserver connection is worth a line: requests fail until the next dial.
+        http2: { onNotice: (message, fields) => log.log("info", message, fields) },
+      })
+    : undefined;
   // A kubeconfig with a bearer token has no certificate to bootstrap or rotate (upstream counts it valid).
   const certificates =
     client && access && !access.token && (bootstrap || (config.rotateCertificates && access.certPem))

@@ -20,7 +20,7 @@ export interface Http2Options {
   readIdleMs?: number;
   pingTimeoutMs?: number;
   /** Told when the connection is lost or falls back to HTTP/1.1, for the log. */
-  onNotice?: (message: string, fields: Record<string, unknown>) => void;
+  onNotice?: (message: string, fields: Record<string, string | undefined>) => void;
 }
 
 /** One dialled connection and the streams open on it (it keeps the process alive only then). */

@@ -119,7 +119,8 @@ export class NodeReporter {
     const conditions = stampConditions(status.conditions, undefined, apiTime(nowMs));
     const node = nodeObject(this.options.nodeName, this.options.machine(), { ...status, conditions }, this.options.providerId);
     try {
-      const created = await this.options.client.request("POST", "/api/v1/nodes", node);
+      // Its uid and labels are all that is read of the answer: the metadata alone comes back.
+      const created = await this.options.client.request("POST", "/api/v1/nodes", node, "application/json", { metadataOnly: true });
       this.nodeUid = created?.metadata?.uid;
       this.keepLabels(created);
       this.options.log.log("info", "Node registered", { node: this.options.nodeName });
