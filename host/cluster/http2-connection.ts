@@ -4,6 +4,9 @@
 // HTTP/2 ping after client-go's read-idle time and dropped when the ping is not answered, so a
 // dead uplink is noticed in under a minute (the node lease lasts 40 s); a connection that cannot
 // be dialled is dialled again with a doubling back-off, requests in between failing at once.
+// A connection holds as many streams as the server allows at once (kube-apiserver: 1000); past
+// that, as Go's transport does, another connection is dialled rather than a stream refused (a
+// node with a watch per configMap and secret can pass 250), and it is closed once it is idle.
 import http2 from "node:http2";
 import net from "node:net";
 import tls from "node:tls";
@@ -15,6 +18,8 @@ export const PING_TIMEOUT_MS = 15_000;
 /** Dials after a failed one wait 500 ms, doubling to 30 s; a connection that works resets it. */
 export const DIAL_BACKOFF_INITIAL_MS = 500;
 export const DIAL_BACKOFF_MAX_MS = 30_000;
+/** Streams assumed allowed on a connection before the server's SETTINGS say (Go assumes the same). */
+const INITIAL_MAX_STREAMS = 100;
 
 export interface Http2Options {
   readIdleMs?: number;
@@ -29,16 +34,21 @@ interface Dialled {
   socket: tls.TLSSocket;
   streams: number;
   connected: boolean;
+  /** Closed by us as an idle extra connection (nothing to tell). */
+  retired?: boolean;
 }
 
 export class Http2Connection implements ApiConnection {
-  private current?: Dialled;
+  /** The live connections; the first is the one kept when idle. */
+  private live: Dialled[] = [];
   /** Set once the server is seen not to speak h2: everything goes over HTTP/1.1 from then on. */
   private fallback?: Http1Connection;
   private dialCount = 0;
   private failedDials = 0;
   private nextDialAtMs = 0;
   private closed = false;
+  /** What the server allows per connection, as its last SETTINGS said: a new connection is filled no further. */
+  private serverMaxStreams = INITIAL_MAX_STREAMS;
 
   constructor(
     private readonly base: URL,
@@ -70,7 +80,14 @@ export class Http2Connection implements ApiConnection {
     }
     if (dialled.streams++ === 0) dialled.session.ref();
     stream.once("close", () => {
-      if (--dialled.streams === 0 && !dialled.session.destroyed) dialled.session.unref();
+      if (--dialled.streams > 0 || dialled.session.destroyed) return;
+      dialled.session.unref();
+      // An extra connection, dialled because the others were full, goes once it is idle.
+      if (this.live.indexOf(dialled) > 0) {
+        this.forget(dialled);
+        dialled.retired = true;
+        dialled.session.close();
+      }
     });
     let retried: ApiExchange | undefined;
     const response = new Promise<ApiResponse>((resolve, reject) => {
@@ -101,12 +118,12 @@ export class Http2Connection implements ApiConnection {
     };
   }
 
-  /** The live connection, dialled if there is none; a reason when dialling must wait. */
+  /** A live connection with room for a stream, dialled if there is none; a reason when dialling must wait. */
   private connection(): Dialled | string {
     if (this.closed) return "the client is closed";
-    const live = this.current;
-    if (live && !live.session.closed && !live.session.destroyed) return live;
-    this.current = undefined;
+    this.live = this.live.filter((d) => !d.session.closed && !d.session.destroyed);
+    const room = this.live.find((d) => d.streams < (d.connected ? d.session.remoteSettings.maxConcurrentStreams ?? this.serverMaxStreams : this.serverMaxStreams));
+    if (room) return room;
     const waitMs = this.nextDialAtMs - Date.now();
     if (this.failedDials > 0 && waitMs > 0) {
       return `not dialled: the last ${this.failedDials} dial${this.failedDials === 1 ? "" : "s"} to ${this.base.host} failed; the next in ${waitMs} ms`;
@@ -136,6 +153,9 @@ export class Http2Connection implements ApiConnection {
     const session = http2.connect(this.base.origin, { createConnection: () => socket });
     const dialled: Dialled = { session, socket, streams: 0, connected: false };
     session.unref();
+    session.on("remoteSettings", (settings) => {
+      if (settings.maxConcurrentStreams !== undefined) this.serverMaxStreams = settings.maxConcurrentStreams;
+    });
     session.on("connect", () => {
       dialled.connected = true;
       this.failedDials = 0;
@@ -147,21 +167,26 @@ export class Http2Connection implements ApiConnection {
     });
     session.on("goaway", () => {
       // The server is closing this connection: new requests go to a new one at once.
-      if (this.current === dialled) this.current = undefined;
+      this.forget(dialled);
     });
     session.on("close", () => {
-      if (this.current === dialled) this.current = undefined;
+      this.forget(dialled);
       if (!dialled.connected) {
         this.failedDials++;
         const delayMs = Math.min(DIAL_BACKOFF_INITIAL_MS * 2 ** (this.failedDials - 1), DIAL_BACKOFF_MAX_MS);
         this.nextDialAtMs = Date.now() + delayMs;
-      } else if (!this.closed) {
+      } else if (!this.closed && !dialled.retired) {
         this.options.onNotice?.("The apiserver connection closed; the next request dials again", { server: this.base.host, error: lastError || undefined });
       }
     });
     this.watchHealth(dialled);
-    this.current = dialled;
+    this.live.push(dialled);
     return dialled;
+  }
+
+  private forget(dialled: Dialled): void {
+    const i = this.live.indexOf(dialled);
+    if (i >= 0) this.live.splice(i, 1);
   }
 
   /** Pings a connection that has read nothing for a while; one that does not answer is dropped. */
@@ -202,17 +227,17 @@ export class Http2Connection implements ApiConnection {
   setClientCertificate(certPem: string, keyPem: string): void {
     this.tls = { ...this.tls, certPem, keyPem };
     this.fallback?.setClientCertificate(certPem, keyPem);
-    // Streams on the old connection (watches) end and are opened again with the new identity.
-    const old = this.current;
-    this.current = undefined;
+    // Streams on the old connections (watches) end and are opened again with the new identity.
+    const old = this.live;
+    this.live = [];
     this.failedDials = 0;
-    old?.session.destroy();
+    for (const d of old) d.session.destroy();
   }
 
   close(): void {
     this.closed = true;
-    this.current?.session.destroy();
-    this.current = undefined;
+    for (const d of this.live) d.session.destroy();
+    this.live = [];
     this.fallback?.close();
   }
 }

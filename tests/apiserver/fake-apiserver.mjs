@@ -34,7 +34,8 @@ const DEFAULT_POD_GRACE_SECONDS = 30;
 export class FakeApiServer {
   /**
    * `tokens`: bearer token -> { name, groups }. `tls`: { key, cert, ca, http2 } to serve HTTPS (HTTP/2 and
-   * HTTP/1.1, or HTTP/1.1 alone with `http2: false`) and accept
+   * HTTP/1.1, or HTTP/1.1 alone with `http2: false`; `maxStreams` streams per
+   * connection, 1000 as kube-apiserver's) and accept
    * client certificates (CN is the user, O the groups). `now`: clock for timestamps.
    */
   constructor({ tokens = {}, tls, bookmarkIntervalMs = 60_000, now = () => new Date() } = {}) {
@@ -65,7 +66,7 @@ export class FakeApiServer {
   async listen() {
     const handler = (req, res) => void this.handle(req, res);
     this.server = this.tls
-      ? (this.tls.http2 === false ? https.createServer : (o, h) => http2.createSecureServer({ ...o, allowHTTP1: true }, h))({ key: this.tls.key, cert: this.tls.cert, ca: this.tls.ca, requestCert: true, rejectUnauthorized: false }, handler)
+      ? (this.tls.http2 === false ? https.createServer : (o, h) => http2.createSecureServer({ ...o, allowHTTP1: true, settings: { maxConcurrentStreams: this.tls.maxStreams ?? 1000 } }, h))({ key: this.tls.key, cert: this.tls.cert, ca: this.tls.ca, requestCert: true, rejectUnauthorized: false }, handler)
       : http.createServer(handler);
     this.server.on("connection", (socket) => {
       this.connections++;

@@ -137,3 +137,23 @@ test("a new client certificate: the old connection is closed (its watches end) a
   assert.equal(client.dials, 2);
   assert.equal(api.connections, 2);
 });
+
+test("past the streams the server allows on a connection, another is dialled (never a stream refused) and closed once idle", async (t) => {
+  const api = await FakeApiServer.start({ tls: { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, maxStreams: 2 } });
+  t.after(() => api.stop());
+  const client = new ApiClient(access(api.url));
+  t.after(() => client.close());
+  await client.request("POST", "/api/v1/nodes", node);
+  const stop = new AbortController();
+  const opened = [];
+  const watches = [0, 1, 2, 3, 4].map((i) => client.watch("/api/v1/nodes?watch=1&fieldSelector=metadata.name%3Da&resourceVersion=0", () => {}, stop.signal, () => opened.push(i)));
+  await waitFor("five watches open", () => opened.length === 5);
+  assert.equal((await client.request("GET", "/api/v1/nodes/a")).metadata.name, "a", "a request beside them still goes");
+  assert.ok(client.dials >= 3, `at least three connections for six streams at two each (${client.dials})`);
+  stop.abort();
+  await Promise.all(watches);
+  // The extra connections close once idle; the first one stays.
+  await waitFor("the extra connections closed", () => api.sockets.size === 1);
+  await client.request("GET", "/api/v1/nodes/a");
+  assert.equal(api.sockets.size, 1);
+});
