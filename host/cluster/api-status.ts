@@ -178,10 +178,11 @@ export function statusPatch(uid: string, status: Record<string, any>, current: R
 
 /**
  * Whether `ours` says what `theirs` (the apiserver's JSON) says: objects key by key, a null or
- * empty value of ours matching an absent one of theirs (the apiserver leaves out what is empty).
+ * empty string of ours matching an absent one of theirs (the apiserver leaves those out). An empty
+ * object is not absent: the apiserver keeps `resources: {}` as sent, and the kubelet sends it.
  */
 function sameValue(ours: unknown, theirs: unknown): boolean {
-  const empty = (v: unknown) => v === undefined || v === null || v === "" || (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+  const empty = (v: unknown) => v === undefined || v === null || v === "";
   if (empty(ours) && empty(theirs)) return true;
   if (Array.isArray(ours)) return Array.isArray(theirs) && ours.length === theirs.length && ours.every((v, i) => sameValue(v, theirs[i]));
   if (ours !== null && typeof ours === "object") {

@@ -110,6 +110,9 @@ test("status patch: only what differs from the apiserver's copy goes; nothing di
   const cleared = statusPatch("u", { ...status, reason: null }, { ...held, reason: "Evicted" });
   assert.equal(cleared.status.reason, null);
   assert.equal("reason" in statusPatch("u", { ...status, reason: null }, held).status, false);
+  // An empty object is something the apiserver keeps (the pod's `resources: {}`), not nothing.
+  const { resources: _r, ...withoutResources } = held;
+  assert.deepEqual(statusPatch("u", { ...status, resources: {} }, withoutResources).status, { resources: {} });
   // Nothing known of the apiserver's copy: everything goes, the IP lists replacing.
   const full = statusPatch("u", status);
   assert.equal(full.status.phase, "Running");
