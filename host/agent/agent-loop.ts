@@ -34,8 +34,6 @@ export class AgentLoop {
   /** Undefined while a trapped core is being re-created. */
   private core: Core | undefined;
   private executor: Executor;
-  /** Sandbox and container starts under way, by pod uid (see `starting`). */
-  private startsInFlight = new Map<string, number>();
   private relister: Relister;
   private feed: PodFeed;
   private backOffs: BackOffCheckpoints;
@@ -400,14 +398,7 @@ export class AgentLoop {
   private execute(action: PlannedAction, pod: string | undefined): void {
     const tag = action.kind.tag;
     this.options.log.log("debug", "runtime call", { pod, action: tag, ...containerOf(action), id: Number(action.id) });
-    const starts = tag === "run-sandbox" || tag === "create-container" || tag === "start-container";
-    if (starts) this.startsInFlight.set(action.podUid, (this.startsInFlight.get(action.podUid) ?? 0) + 1);
     void this.executor.execute(action).then((result) => {
-      if (starts) {
-        const left = (this.startsInFlight.get(action.podUid) ?? 1) - 1;
-        if (left > 0) this.startsInFlight.set(action.podUid, left);
-        else this.startsInFlight.delete(action.podUid);
-      }
       if (result.outcome.tag === "err") {
         this.options.log.log("warn", "Runtime call failed", { pod, action: tag, error: result.outcome.val.message });
       }
@@ -460,7 +451,7 @@ export class AgentLoop {
 
   /** Whether a sandbox or container of the pod is being started: its status is between steps. */
   starting(podUid: string): boolean {
-    return this.startsInFlight.has(podUid);
+    return this.executor.starting(podUid);
   }
 
   /** The image digest reference of a container, as the last relist saw it. */

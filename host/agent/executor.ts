@@ -79,6 +79,8 @@ export class Executor {
   private createdLogs = new Map<string, string>();
   /** The image ID of each container created lately (bounded as the logs are), by container ID. */
   private createdImages = new Map<string, string>();
+  /** Sandbox and container starts under way, by pod uid (see `starting`). */
+  private startsInFlight = new Map<string, number>();
 
   private readonly images: ImageManager;
 
@@ -87,8 +89,28 @@ export class Executor {
     this.images = options.images ?? new ImageManager({ runtime: options.runtime, log: options.log });
   }
 
+  /** Whether a sandbox or container of the pod is being started (run, created or started). */
+  starting(podUid: string): boolean {
+    return this.startsInFlight.has(podUid);
+  }
+
   /** Runs one runtime action; never rejects: failures become `err` results. */
   async execute(action: PlannedAction): Promise<ActionResult> {
+    const tag = action.kind.tag;
+    const starts = tag === "run-sandbox" || tag === "create-container" || tag === "start-container";
+    if (starts) this.startsInFlight.set(action.podUid, (this.startsInFlight.get(action.podUid) ?? 0) + 1);
+    try {
+      return await this.executeInSlot(action);
+    } finally {
+      if (starts) {
+        const left = (this.startsInFlight.get(action.podUid) ?? 1) - 1;
+        if (left > 0) this.startsInFlight.set(action.podUid, left);
+        else this.startsInFlight.delete(action.podUid);
+      }
+    }
+  }
+
+  private async executeInSlot(action: PlannedAction): Promise<ActionResult> {
     const slotted = holdsSlot(action);
     if (slotted) await this.acquire(slotRank(action));
     try {

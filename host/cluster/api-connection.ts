@@ -53,16 +53,9 @@ export class Http1Connection implements ApiConnection {
   }
 
   private newAgent(): http.Agent {
-    const agent = this.base.protocol === "https:"
+    return this.base.protocol === "https:"
       ? new https.Agent({ keepAlive: true, ca: this.tls.caPem, cert: this.tls.certPem, key: this.tls.keyPem, rejectUnauthorized: this.tls.rejectUnauthorized })
       : new http.Agent({ keepAlive: true });
-    // The agent makes its sockets through createConnection: count them there.
-    const create = (agent as any).createConnection.bind(agent);
-    (agent as any).createConnection = (...args: unknown[]) => {
-      this.dialCount++;
-      return create(...args);
-    };
-    return agent;
   }
 
   open(method: string, path: string, headers: Record<string, string>, payload?: Buffer): ApiExchange {
@@ -74,6 +67,10 @@ export class Http1Connection implements ApiConnection {
       path: url.pathname + url.search,
       agent: this.agent,
       headers: payload ? { ...headers, "content-length": String(payload.length) } : headers,
+    });
+    // A socket the agent did not have kept alive is a new connection.
+    req.once("socket", () => {
+      if (!req.reusedSocket) this.dialCount++;
     });
     const response = new Promise<ApiResponse>((resolve, reject) => {
       req.on("error", reject);

@@ -146,10 +146,10 @@ export function apiPodStatus(status: PodStatus, ctx: StatusContext): Record<stri
  * (a sandbox replaced with a new address would report both, which the apiserver refuses), so a
  * changed one carries a `$patch: replace` element. A condition the node sets only while it holds,
  * gone from the status, is deleted. The uid makes the apiserver refuse the patch if the pod was
- * replaced. With nothing known of `current`, everything goes. `changed` is false when the
- * apiserver already holds all of it.
+ * replaced. With nothing known of `current`, everything goes; an empty `status` when the apiserver
+ * already holds all of it.
  */
-export function statusPatch(uid: string, status: Record<string, any>, current: Record<string, any> = {}): Record<string, any> & { changed: boolean } {
+export function statusPatch(uid: string, status: Record<string, any>, current: Record<string, any> = {}): { metadata: { uid: string }; status: Record<string, any> } {
   const patch: Record<string, any> = {};
   for (const [key, value] of Object.entries(status)) {
     if (key === "conditions" || value === undefined) continue;
@@ -171,9 +171,7 @@ export function statusPatch(uid: string, status: Record<string, any>, current: R
     if (kept && !(status.conditions ?? []).some((c: any) => c.type === type)) conditions.push({ type, $patch: "delete" });
   }
   if (conditions.length > 0) patch.conditions = conditions;
-  const body: Record<string, any> = { metadata: { uid }, status: patch };
-  Object.defineProperty(body, "changed", { value: Object.keys(patch).length > 0, enumerable: false });
-  return body as Record<string, any> & { changed: boolean };
+  return { metadata: { uid }, status: patch };
 }
 
 /**

@@ -122,7 +122,7 @@ export class Http2Connection implements ApiConnection {
   private connection(): Dialled | string {
     if (this.closed) return "the client is closed";
     this.live = this.live.filter((d) => !d.session.closed && !d.session.destroyed);
-    const room = this.live.find((d) => d.streams < (d.connected ? d.session.remoteSettings.maxConcurrentStreams ?? this.serverMaxStreams : this.serverMaxStreams));
+    const room = this.live.find((d) => d.streams < this.serverMaxStreams);
     if (room) return room;
     const waitMs = this.nextDialAtMs - Date.now();
     if (this.failedDials > 0 && waitMs > 0) {

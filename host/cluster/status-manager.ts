@@ -3,8 +3,9 @@
 // status subresource). Per pod only the newest version matters and versions only increase;
 // changes are sent as they come, batched per turn of the event loop, and everything unsent is
 // retried every 10 s (upstream's sync period), so after an outage every pod's newest status goes
-// out. A pod's statuses closer together than half a second are sent as one, the newest. A pod marked for deletion whose status says `finished` is then deleted with grace 0 and a
-// uid precondition. A patch the apiserver refuses as invalid is not retried blindly: the pod is
+// out. A pod's statuses closer together than half a second are sent as one, the newest, and one
+// made while the pod is being started waits for the start. A pod marked for deletion whose status
+// says `finished` is then deleted with grace 0 and a uid precondition. A patch the apiserver refuses as invalid is not retried blindly: the pod is
 // read back, the status built again against what the apiserver holds and sent once more; refused
 // again, it waits (logged once) for a newer status or a change of the object.
 import type { PodStatus } from "../core/types.js";
@@ -303,7 +304,7 @@ export class StatusManager {
       const body = build(t);
       const patch = statusPatch(t.uid, body, t.current);
       // What the apiserver already holds needs no request (nor the watch event it would echo).
-      if (!patch.changed) return body;
+      if (Object.keys(patch.status).length === 0) return body;
       // The pod watch brings the patched pod down anyway: its metadata is all the answer needs to be.
       await this.options.client.request("PATCH", `${path}/status`, patch, "application/strategic-merge-patch+json", { metadataOnly: true });
       this.patchCount++;
